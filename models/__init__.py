@@ -1,0 +1,1 @@
+"""ResNet-CIFAR models used by the memory-regression suite."""

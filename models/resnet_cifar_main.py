@@ -1,0 +1,97 @@
+"""Trains a CIFAR ResNet for a few steps: the entry point users know.
+
+Runs unchanged under `TF_XLA_FLAGS=--tf_xla_auto_jit=2` and any `XLA_FLAGS`.
+With `--enable_xla` the whole training step is one XLA module
+(`tf.function(jit_compile=True)`). Prints one JSON line of results at the end
+(`RESULT {...}`) that the harness reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.cifar_data import DataError, load_cifar10, synthetic_batch  # noqa: E402
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--resnet_size", type=int, default=20)
+    p.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
+    p.add_argument("--batch_size", type=int, default=64)
+    p.add_argument("--train_steps", type=int, default=5)
+    p.add_argument("--warmup_steps", type=int, default=2)
+    p.add_argument("--data_dir", default=None)
+    p.add_argument("--use_synthetic_data", action="store_true")
+    p.add_argument("--enable_xla", action="store_true", help="compile the whole step")
+    p.add_argument("--model_dir", default=None, help="where to save the weights")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.train_steps < 1:
+        print("error: --train_steps must be >= 1", file=sys.stderr)
+        return 2
+    import numpy as np
+    import tensorflow as tf
+
+    from models.resnet_cifar import Trainer
+
+    tf.random.set_seed(args.seed)
+    import keras
+
+    keras.utils.set_random_seed(args.seed)
+    if args.data_dir and not args.use_synthetic_data:
+        try:
+            images, labels = load_cifar10(args.data_dir)
+        except DataError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    else:
+        images, labels = synthetic_batch(args.batch_size, args.seed)
+    trainer = Trainer.create(args.resnet_size, args.resnet_version)
+    step = trainer.compiled_step(jit_compile=args.enable_xla)
+    gpus = tf.config.list_physical_devices("GPU")
+    losses: list[float] = []
+    times: list[float] = []
+    n = images.shape[0]
+    total = args.warmup_steps + args.train_steps
+    for i in range(total):
+        lo = (i * args.batch_size) % max(n - args.batch_size + 1, 1)
+        x = tf.constant(images[lo : lo + args.batch_size])
+        y = tf.constant(labels[lo : lo + args.batch_size])
+        if i == args.warmup_steps and gpus:
+            tf.config.experimental.reset_memory_stats("GPU:0")
+        t0 = time.perf_counter()
+        loss = float(step(x, y).numpy())
+        dt = time.perf_counter() - t0
+        losses.append(loss)
+        if i >= args.warmup_steps:
+            times.append(dt)
+    peak = tf.config.experimental.get_memory_info("GPU:0")["peak"] if gpus else None
+    if args.model_dir:
+        Path(args.model_dir).mkdir(parents=True, exist_ok=True)
+        trainer.model.save_weights(str(Path(args.model_dir) / "model.weights.h5"))
+    result = {
+        "model": f"resnet{args.resnet_size}_v{args.resnet_version}",
+        "batch_size": args.batch_size,
+        "device": "gpu" if gpus else "cpu",
+        "losses": losses,
+        "step_time_median_s": statistics.median(times),
+        "gpu_peak_bytes": peak,
+        "finite": bool(np.all(np.isfinite(losses))),
+    }
+    print("RESULT " + json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+// Live-bytes accounting along a schedule.
+//
+// A buffer is an array (or tuple table) that an instruction defines; tuple,
+// get-tuple-element, bitcast, while and the like only forward buffers. A
+// buffer is live from its definition to its last use; entry parameters and
+// module outputs stay live to the end. A call site (while, conditional, call)
+// also holds the peak of the computations it runs. This is the model
+// HeapSimulator uses on the same schedule, without its in-place reuse of an
+// operand's buffer by its user, so the tracker may be a little higher.
+#ifndef XLA_SERVICE_REMAT_MEMORY_TRACKER_H_
+#define XLA_SERVICE_REMAT_MEMORY_TRACKER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/size_function.h"
+#include "xla/shape_util.h"
+
+namespace xla {
+namespace remat {
+
+struct TrackedBuffer {
+  const HloInstruction* defining = nullptr;
+  ShapeIndex index;
+  int64_t size = 0;
+  int def_pos = 0;
+  int last_use_pos = -1;  // -1: never used
+  bool live_to_end = false;
+};
+
+class ComputationMemory {
+ public:
+  // `called_peaks` holds the internal peak of every computation called from
+  // `computation` through while/conditional/call.
+  static absl::StatusOr<ComputationMemory> Build(
+      const HloComputation* computation,
+      const std::vector<HloInstruction*>& sequence, bool is_entry,
+      const SizeFunction& size_fn,
+      const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks);
+
+  const std::vector<TrackedBuffer>& buffers() const { return buffers_; }
+  const std::vector<HloInstruction*>& sequence() const { return sequence_; }
+  // Bytes live at each position of the sequence.
+  const std::vector<int64_t>& profile() const { return profile_; }
+  // Bytes held by called computations at each position.
+  const std::vector<int64_t>& called_bytes() const { return called_bytes_; }
+  int64_t peak() const { return peak_; }
+  int peak_position() const { return peak_position_; }
+  int end_position() const { return static_cast<int>(sequence_.size()) - 1; }
+  int Position(const HloInstruction* instruction) const {
+    auto it = position_.find(instruction);
+    return it == position_.end() ? -1 : it->second;
+  }
+  // Buffers an (instruction, index) may hold.
+  const std::vector<int>& Sources(const HloInstruction* instruction,
+                                  const ShapeIndex& index) const;
+  // Buffers of every subshape of `instruction`, without repeats.
+  std::vector<int> AllSources(const HloInstruction* instruction) const;
+  int LastPosition(const TrackedBuffer& buffer) const {
+    if (buffer.live_to_end) return end_position();
+    return buffer.last_use_pos < buffer.def_pos ? buffer.def_pos
+                                                : buffer.last_use_pos;
+  }
+
+ private:
+  std::vector<HloInstruction*> sequence_;
+  absl::flat_hash_map<const HloInstruction*, int> position_;
+  std::vector<TrackedBuffer> buffers_;
+  absl::flat_hash_map<const HloInstruction*, std::vector<std::vector<int>>>
+      sources_;  // per instruction, per subshape in ForEachSubshape order
+  std::vector<int64_t> profile_;
+  std::vector<int64_t> called_bytes_;
+  int64_t peak_ = 0;
+  int peak_position_ = 0;
+};
+
+struct ModuleMemory {
+  int64_t peak_bytes = 0;
+  const HloInstruction* peak_instruction = nullptr;
+  absl::flat_hash_map<const HloComputation*, int64_t> computation_peaks;
+};
+
+// Peak of the scheduled module: the entry computation's profile with the
+// called computations' peaks added at their call sites.
+absl::StatusOr<ModuleMemory> TrackModuleMemory(const HloModule& module,
+                                               const SizeFunction& size_fn);
+
+// Internal peaks of every sequential computation, callees first.
+absl::StatusOr<absl::flat_hash_map<const HloComputation*, int64_t>>
+CalledComputationPeaks(const HloModule& module, const SizeFunction& size_fn);
+
+// The computations whose memory counts at `instruction` (while, conditional,
+// call); fusion and reducer bodies run in place and hold nothing.
+std::vector<const HloComputation*> SequentialCallees(
+    const HloInstruction* instruction);
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_MEMORY_TRACKER_H_

@@ -1,0 +1,95 @@
+#include "xla/service/remat/remat_candidates.h"
+
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_opcode.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+bool OpcodeMayBeRecomputed(const HloInstruction* instruction) {
+  switch (instruction->opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kDomain:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool ComputationIsPure(const HloComputation* computation) {
+  for (const HloInstruction* inner : computation->instructions()) {
+    if (inner->HasSideEffect() || !OpcodeMayBeRecomputed(inner)) {
+      // Parameters, constants, tuples and GTEs are harmless inside bodies.
+      switch (inner->opcode()) {
+        case HloOpcode::kParameter:
+        case HloOpcode::kConstant:
+        case HloOpcode::kTuple:
+        case HloOpcode::kGetTupleElement:
+        case HloOpcode::kBitcast:
+          continue;
+        default:
+          return false;
+      }
+    }
+    for (const HloComputation* called : inner->called_computations()) {
+      if (!ComputationIsPure(called)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsRecomputable(const HloInstruction* instruction) {
+  if (!OpcodeMayBeRecomputed(instruction)) return false;
+  if (instruction->HasSideEffect()) return false;
+  if (!instruction->shape().IsArray()) return false;
+  if (!instruction->control_successors().empty()) return false;
+  for (const HloComputation* called : instruction->called_computations()) {
+    if (!ComputationIsPure(called)) return false;
+  }
+  return true;
+}
+
+}  // namespace remat
+}  // namespace xla

@@ -1,0 +1,221 @@
+#include "xla/service/remat/remat_options.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+constexpr absl::string_view kEnable = "xla_use_hlo_rematerialization";
+constexpr absl::string_view kMemLimit = "xla_rematerialization_mem_limit";
+constexpr absl::string_view kScheduler = "xla_rematerialization_scheduler";
+constexpr absl::string_view kAlgorithm = "xla_rematerialization_algorithm";
+constexpr absl::string_view kSmallNode =
+    "xla_rematerialization_small_node_limit";
+constexpr absl::string_view kDisableCuda =
+    "xla_rematerialization_disable_cuda";
+constexpr absl::string_view kDumpDot = "xla_rematerialization_dump_dot";
+constexpr absl::string_view kDumpMemlog = "xla_rematerialization_dump_memlog";
+
+constexpr std::pair<absl::string_view, RematAlgorithm> kAlgorithms[] = {
+    {"standard", RematAlgorithm::kStandard},
+    {"compress", RematAlgorithm::kCompress},
+    {"standardcompress", RematAlgorithm::kStandardCompress},
+    {"path", RematAlgorithm::kPath},
+    {"xla", RematAlgorithm::kXla},
+};
+constexpr std::pair<absl::string_view, RematScheduler> kSchedulers[] = {
+    {"default", RematScheduler::kDefault},
+    {"postorder", RematScheduler::kPostorder},
+    {"DFS", RematScheduler::kDfs},
+    {"list", RematScheduler::kList},
+};
+
+absl::Status BadValue(absl::string_view flag, absl::string_view value,
+                      absl::string_view choices) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value,
+                                                 ": invalid value; expected ",
+                                                 choices));
+}
+
+template <typename Table>
+std::string ChoiceList(const Table& table) {
+  std::string out = "one of";
+  for (const auto& [name, unused] : table) absl::StrAppend(&out, " ", name);
+  return out;
+}
+
+absl::StatusOr<bool> ParseBool(absl::string_view flag,
+                               absl::string_view value) {
+  std::string lower = absl::AsciiStrToLower(value);
+  if (lower.empty() || lower == "true" || lower == "1") return true;
+  if (lower == "false" || lower == "0") return false;
+  return BadValue(flag, value, "true or false (or no value)");
+}
+
+}  // namespace
+
+absl::string_view AlgorithmName(RematAlgorithm algorithm) {
+  for (const auto& [name, value] : kAlgorithms) {
+    if (value == algorithm) return name;
+  }
+  return "unknown";
+}
+
+absl::string_view SchedulerName(RematScheduler scheduler) {
+  for (const auto& [name, value] : kSchedulers) {
+    if (value == scheduler) return name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
+  absl::string_view s = absl::StripAsciiWhitespace(text);
+  if (s.empty()) return absl::InvalidArgumentError("empty size");
+  size_t digits_end = 0;
+  while (digits_end < s.size() &&
+         (absl::ascii_isdigit(s[digits_end]) || s[digits_end] == '.')) {
+    ++digits_end;
+  }
+  absl::string_view number = s.substr(0, digits_end);
+  std::string suffix = absl::AsciiStrToLower(s.substr(digits_end));
+  double value = 0;
+  if (number.empty() || !absl::SimpleAtod(number, &value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a non-negative number of bytes"));
+  }
+  double scale = 1;
+  if (suffix.empty() || suffix == "b") {
+    scale = 1;
+  } else if (suffix == "k" || suffix == "kib" || suffix == "kb") {
+    scale = 1024.0;
+  } else if (suffix == "m" || suffix == "mib" || suffix == "mb") {
+    scale = 1024.0 * 1024;
+  } else if (suffix == "g" || suffix == "gib" || suffix == "gb") {
+    scale = 1024.0 * 1024 * 1024;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' has an unknown suffix; use K, M, G, KiB, MiB or GiB"));
+  }
+  double bytes = value * scale;
+  if (!std::isfinite(bytes) ||
+      bytes > static_cast<double>(std::numeric_limits<int64_t>::max() / 2)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+  }
+  return static_cast<int64_t>(std::llround(bytes));
+}
+
+absl::StatusOr<RematAlgorithm> ParseAlgorithm(absl::string_view text) {
+  for (const auto& [name, value] : kAlgorithms) {
+    if (text == name) return value;
+  }
+  return BadValue(kAlgorithm, text, ChoiceList(kAlgorithms));
+}
+
+absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text) {
+  for (const auto& [name, value] : kSchedulers) {
+    // "DFS" is the documented spelling; accept any case for convenience.
+    if (absl::AsciiStrToLower(text) == absl::AsciiStrToLower(name)) {
+      return value;
+    }
+  }
+  return BadValue(kScheduler, text, ChoiceList(kSchedulers));
+}
+
+absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
+  absl::string_view body = flag;
+  while (!body.empty() && body.front() == '-') body.remove_prefix(1);
+  std::pair<absl::string_view, absl::string_view> kv =
+      absl::StrSplit(body, absl::MaxSplits('=', 1));
+  absl::string_view name = kv.first;
+  absl::string_view value = kv.second;
+  bool has_value = body.find('=') != absl::string_view::npos;
+
+  auto require_value = [&]() -> absl::Status {
+    if (!has_value || value.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " needs a value (--", name, "=...)"));
+    }
+    return absl::OkStatus();
+  };
+
+  if (name == kEnable || name == kDisableCuda || name == kDumpDot ||
+      name == kDumpMemlog) {
+    absl::StatusOr<bool> on = ParseBool(name, value);
+    if (!on.ok()) return on.status();
+    if (name == kEnable) options.enabled = *on;
+    if (name == kDisableCuda) options.disable_cuda_fusions = *on;
+    if (name == kDumpDot) options.dump_dot = *on;
+    if (name == kDumpMemlog) options.dump_memlog = *on;
+    return absl::OkStatus();
+  }
+  if (name == kMemLimit) {
+    if (absl::Status s = require_value(); !s.ok()) return s;
+    absl::StatusOr<int64_t> bytes = ParseByteSize(value);
+    if (!bytes.ok()) {
+      return BadValue(name, value,
+                      absl::StrCat("a byte count >= 0 such as 1073741824, "
+                                   "512M or 1.5GiB (",
+                                   bytes.status().message(), ")"));
+    }
+    options.memory_limit_bytes = *bytes;
+    return absl::OkStatus();
+  }
+  if (name == kScheduler) {
+    if (absl::Status s = require_value(); !s.ok()) return s;
+    absl::StatusOr<RematScheduler> s = ParseScheduler(value);
+    if (!s.ok()) return s.status();
+    options.scheduler = *s;
+    return absl::OkStatus();
+  }
+  if (name == kAlgorithm) {
+    if (absl::Status s = require_value(); !s.ok()) return s;
+    absl::StatusOr<RematAlgorithm> a = ParseAlgorithm(value);
+    if (!a.ok()) return a.status();
+    options.algorithm = *a;
+    return absl::OkStatus();
+  }
+  if (name == kSmallNode) {
+    if (absl::Status s = require_value(); !s.ok()) return s;
+    double mib = 0;
+    if (!absl::SimpleAtod(value, &mib) || !std::isfinite(mib) || mib < 0) {
+      return BadValue(name, value, "a number of MiB >= 0 (0 disables)");
+    }
+    options.small_node_limit_mib = mib;
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat("not a rematerialization flag: ", flag));
+}
+
+absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
+                                       RematOptions& options) {
+  for (absl::string_view token :
+       absl::StrSplit(xla_flags, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+    absl::Status s = ApplyRematFlag(token, options);
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> RematFlagNames() {
+  return {std::string(kEnable),     std::string(kMemLimit),
+          std::string(kScheduler),  std::string(kAlgorithm),
+          std::string(kSmallNode),  std::string(kDisableCuda),
+          std::string(kDumpDot),    std::string(kDumpMemlog)};
+}
+
+}  // namespace remat
+}  // namespace xla

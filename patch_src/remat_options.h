@@ -1,0 +1,68 @@
+// Options of the rematerialization pass and their parser.
+//
+// The options are spelled exactly as the XLA_FLAGS that enable them, so the
+// out-of-tree CLI and the in-tree flag registration share one parser and one
+// set of error messages.
+#ifndef XLA_SERVICE_REMAT_REMAT_OPTIONS_H_
+#define XLA_SERVICE_REMAT_REMAT_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace xla {
+namespace remat {
+
+enum class RematAlgorithm { kStandard, kCompress, kStandardCompress, kPath, kXla };
+enum class RematScheduler { kDefault, kPostorder, kDfs, kList };
+
+struct RematOptions {
+  bool enabled = false;
+  // 0 means "reduce as far as the algorithm can".
+  int64_t memory_limit_bytes = 0;
+  RematScheduler scheduler = RematScheduler::kDefault;
+  RematAlgorithm algorithm = RematAlgorithm::kStandard;
+  // Values of this many MiB or less are never candidates; 0 disables.
+  double small_node_limit_mib = 0;
+  bool disable_cuda_fusions = false;
+  bool dump_dot = false;
+  bool dump_memlog = false;
+  // Where dumps go (--xla_dump_to in-tree, --dump-dir in the CLI).
+  std::string dump_dir;
+
+  int64_t small_node_limit_bytes() const {
+    return static_cast<int64_t>(small_node_limit_mib * 1024.0 * 1024.0);
+  }
+};
+
+absl::string_view AlgorithmName(RematAlgorithm algorithm);
+absl::string_view SchedulerName(RematScheduler scheduler);
+
+// Parses "1073741824", "512M", "1.5GiB", "64KiB"... into bytes. K/M/G and
+// KiB/MiB/GiB are all powers of 1024, as XLA users expect of memory sizes.
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
+
+absl::StatusOr<RematAlgorithm> ParseAlgorithm(absl::string_view text);
+absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text);
+
+// Applies one flag ("--xla_rematerialization_algorithm=path") to `options`.
+// Returns NotFound for a flag that is not one of ours (so callers can pass it
+// on), InvalidArgument naming the flag, the value and the choices otherwise.
+absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options);
+
+// Splits an XLA_FLAGS-style string on whitespace and applies our flags,
+// ignoring everyone else's.
+absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
+                                       RematOptions& options);
+
+// Names of all flags, for help texts and registration.
+std::vector<std::string> RematFlagNames();
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_REMAT_OPTIONS_H_

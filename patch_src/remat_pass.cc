@@ -1,0 +1,164 @@
+#include "xla/service/remat/remat_pass.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/hlo_cost_analysis.h"
+#include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/greedy_recompute.h"
+#include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/remat_schedule.h"
+#include "xla/service/remat/xla_baseline.h"
+#include "xla/tsl/platform/errors.h"
+#include "xla/tsl/platform/statusor.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+absl::StatusOr<double> ModuleFlops(const HloModule& module,
+                                   const SizeFunction& size_fn) {
+  HloCostAnalysis costs(size_fn);
+  TF_RETURN_IF_ERROR(module.entry_computation()->Accept(&costs));
+  return costs.flop_count() + costs.transcendental_count();
+}
+
+int64_t CountInstructions(const HloModule& module) {
+  int64_t n = 0;
+  for (const HloComputation* c : module.computations()) {
+    n += c->instruction_count();
+  }
+  return n;
+}
+
+absl::Status VerifyModule(HloModule* module) {
+  HloVerifier verifier(/*layout_sensitive=*/false,
+                       /*allow_mixed_precision=*/true);
+  absl::Status status = verifier.Run(module).status();
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "module fails HloVerifier after rematerialization: ",
+        status.message()));
+  }
+  status = module->schedule().Verify();
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "schedule fails verification after rematerialization: ",
+        status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RematReport> RunRemat(HloModule* module,
+                                     const RematOptions& options,
+                                     const SizeFunction& size_fn) {
+  RematReport report;
+  report.module = module->name();
+  report.algorithm = std::string(AlgorithmName(options.algorithm));
+  report.scheduler = std::string(SchedulerName(options.scheduler));
+  report.budget_bytes = options.memory_limit_bytes;
+  if (!options.enabled) {
+    report.note = "pass disabled";
+    return report;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  report.instructions_before = CountInstructions(*module);
+  TF_ASSIGN_OR_RETURN(report.flops_before, ModuleFlops(*module, size_fn));
+  if (module->has_schedule()) {
+    TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
+    report.peak_before_bytes = before.peak_bytes;
+    TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
+                        HeapSimulatorPeak(*module, size_fn));
+  }
+
+  auto finish = [&]() -> absl::StatusOr<RematReport> {
+    TF_ASSIGN_OR_RETURN(ModuleMemory after, TrackModuleMemory(*module, size_fn));
+    report.peak_after_bytes = after.peak_bytes;
+    TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
+                        HeapSimulatorPeak(*module, size_fn));
+    TF_ASSIGN_OR_RETURN(report.flops_after, ModuleFlops(*module, size_fn));
+    report.instructions_after = CountInstructions(*module);
+    report.budget_met = options.memory_limit_bytes == 0 ||
+                        report.heap_sim_after_bytes <= options.memory_limit_bytes;
+    report.pass_seconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+    return report;
+  };
+
+  if (module->has_schedule() && options.memory_limit_bytes > 0 &&
+      report.heap_sim_before_bytes <= options.memory_limit_bytes) {
+    report.note = "peak already within the budget: nothing done";
+    report.scheduler_chosen = "unchanged";
+    report.peak_scheduled_bytes = report.peak_before_bytes;
+    report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
+    return finish();
+  }
+
+  TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
+                      RescheduleModule(module, options.scheduler, size_fn));
+  report.scheduler_chosen = choice.scheduler;
+  report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
+  TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
+                      TrackModuleMemory(*module, size_fn));
+  report.peak_scheduled_bytes = scheduled.peak_bytes;
+  if (report.heap_sim_before_bytes == 0) {
+    report.peak_before_bytes = report.peak_scheduled_bytes;
+    report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
+  }
+
+  switch (options.algorithm) {
+    case RematAlgorithm::kStandard: {
+      HloCostAnalysis costs(size_fn);
+      TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs));
+      GreedyRecomputeConfig config;
+      config.target_bytes = options.memory_limit_bytes;
+      config.min_candidate_bytes = options.small_node_limit_bytes();
+      TF_ASSIGN_OR_RETURN(GreedyRecomputeResult result,
+                          RunGreedyRecompute(module, config, size_fn, costs));
+      report.instructions_added = result.instructions_added;
+      report.recomputed = result.recomputed;
+      report.pinned = result.pinned;
+      report.decisions = std::move(result.decisions);
+      break;
+    }
+    case RematAlgorithm::kXla: {
+      const int64_t added_before = CountInstructions(*module);
+      TF_ASSIGN_OR_RETURN(
+          XlaBaselineResult result,
+          RunXlaRematerialization(module, options.memory_limit_bytes,
+                                  options.small_node_limit_bytes(), size_fn));
+      report.instructions_added =
+          std::max<int64_t>(0, CountInstructions(*module) - added_before);
+      report.note = absl::StrCat("HloRematerialization counted ",
+                                 result.reported_before_bytes, " -> ",
+                                 result.reported_after_bytes, " bytes");
+      break;
+    }
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "--xla_rematerialization_algorithm=", report.algorithm,
+          " is not available in this build; use standard or xla"));
+  }
+  TF_RETURN_IF_ERROR(VerifyModule(module));
+  return finish();
+}
+
+absl::StatusOr<bool> RematerializationPass::RunImpl(
+    HloModule* module, const absl::flat_hash_set<absl::string_view>&) {
+  if (!options_.enabled) return false;
+  TF_ASSIGN_OR_RETURN(report_, RunRemat(module, options_, size_fn_));
+  return report_.instructions_added > 0 ||
+         report_.scheduler_chosen != "unchanged";
+}
+
+}  // namespace remat
+}  // namespace xla

@@ -1,0 +1,49 @@
+// The rematerialization pass: schedule, run the chosen algorithm, verify,
+// measure. The in-tree compilers run it as an HloModulePass; the hlo-remat
+// CLI calls RunRemat directly to get the report.
+#ifndef XLA_SERVICE_REMAT_REMAT_PASS_H_
+#define XLA_SERVICE_REMAT_REMAT_PASS_H_
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/pass/hlo_pass_interface.h"
+#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/remat_report.h"
+#include "xla/service/remat/size_function.h"
+
+namespace xla {
+namespace remat {
+
+// Runs the pass on `module` (scheduling it first) and reports what it did.
+// With options.enabled false the module is left untouched.
+absl::StatusOr<RematReport> RunRemat(HloModule* module,
+                                     const RematOptions& options,
+                                     const SizeFunction& size_fn);
+
+class RematerializationPass : public HloModulePass {
+ public:
+  RematerializationPass(RematOptions options, SizeFunction size_fn)
+      : options_(std::move(options)), size_fn_(std::move(size_fn)) {}
+  absl::string_view name() const override { return "remat-ex"; }
+  const RematReport& last_report() const { return report_; }
+
+ protected:
+  absl::StatusOr<bool> RunImpl(
+      HloModule* module,
+      const absl::flat_hash_set<absl::string_view>& execution_threads)
+      override;
+
+ private:
+  RematOptions options_;
+  SizeFunction size_fn_;
+  RematReport report_;
+};
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_REMAT_PASS_H_

@@ -1,0 +1,85 @@
+#include "xla/service/remat/remat_report.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+std::string Quote(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Number(double v) {
+  if (!std::isfinite(v)) return "null";
+  return absl::StrFormat("%.17g", v);
+}
+
+}  // namespace
+
+std::string RematReport::ToJson() const {
+  std::string out = "{\n";
+  auto field = [&](absl::string_view key, const std::string& value) {
+    absl::StrAppend(&out, "  ", Quote(key), ": ", value, ",\n");
+  };
+  field("module", Quote(module));
+  field("algorithm", Quote(algorithm));
+  field("scheduler", Quote(scheduler));
+  field("scheduler_chosen", Quote(scheduler_chosen));
+  field("budget_bytes", absl::StrCat(budget_bytes));
+  field("peak_before_bytes", absl::StrCat(peak_before_bytes));
+  field("peak_scheduled_bytes", absl::StrCat(peak_scheduled_bytes));
+  field("peak_after_bytes", absl::StrCat(peak_after_bytes));
+  field("heap_sim_before_bytes", absl::StrCat(heap_sim_before_bytes));
+  field("heap_sim_scheduled_bytes", absl::StrCat(heap_sim_scheduled_bytes));
+  field("heap_sim_after_bytes", absl::StrCat(heap_sim_after_bytes));
+  field("budget_met", budget_met ? "true" : "false");
+  field("instructions_before", absl::StrCat(instructions_before));
+  field("instructions_after", absl::StrCat(instructions_after));
+  field("instructions_added", absl::StrCat(instructions_added));
+  field("recomputed", absl::StrCat(recomputed));
+  field("compressed", absl::StrCat(compressed));
+  field("undone", absl::StrCat(undone));
+  field("pinned", absl::StrCat(pinned));
+  field("flops_before", Number(flops_before));
+  field("flops_after", Number(flops_after));
+  field("pass_seconds", Number(pass_seconds));
+  field("numerics", Quote(numerics));
+  field("note", Quote(note));
+  out += "  \"decisions\": [";
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    const RematDecision& d = decisions[i];
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"action\": ",
+                    Quote(d.action), ", \"value\": ", Quote(d.value),
+                    ", \"result\": ", Quote(d.result), ", \"at\": ",
+                    Quote(d.at), ", \"before\": ", Quote(d.before),
+                    ", \"bytes_saved\": ", d.bytes_saved,
+                    ", \"cost\": ", Number(d.cost), "}");
+  }
+  out += decisions.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace remat
+}  // namespace xla

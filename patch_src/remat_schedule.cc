@@ -1,0 +1,92 @@
+#include "xla/service/remat/remat_schedule.h"
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "xla/hlo/analysis/alias_info.h"
+#include "xla/hlo/analysis/hlo_alias_analysis.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_schedule.h"
+#include "xla/hlo/transforms/simplifiers/hlo_memory_scheduler.h"
+#include "xla/tsl/platform/errors.h"
+#include "xla/tsl/platform/statusor.h"
+#include "xla/service/buffer_value.h"
+#include "xla/service/heap_simulator/heap_simulator.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+BufferValue::SizeFunction BufferSize(const SizeFunction& size_fn) {
+  return [size_fn](const BufferValue& buffer) {
+    return size_fn(buffer.shape());
+  };
+}
+
+absl::StatusOr<HloSchedule> RunScheduler(const HloModule* module,
+                                         RematScheduler kind,
+                                         const AliasInfo* alias_info,
+                                         const SizeFunction& size_fn) {
+  switch (kind) {
+    case RematScheduler::kList:
+      return ScheduleModule(module,
+                            ListMemoryScheduler(alias_info, BufferSize(size_fn)));
+    case RematScheduler::kDfs:
+      return ScheduleModule(module,
+                            DFSMemoryScheduler(alias_info, BufferSize(size_fn)));
+    case RematScheduler::kPostorder:
+      return ScheduleModule(module,
+                            PostOrderScheduler(alias_info, BufferSize(size_fn)));
+    case RematScheduler::kDefault:
+      break;
+  }
+  return absl::InternalError("default scheduler is resolved by the caller");
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
+                                          const SizeFunction& size_fn) {
+  if (!module.has_schedule()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("module ", module.name(), " has no schedule"));
+  }
+  AliasInfo alias_info;
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
+                      HloAliasAnalysis::Run(&module, &alias_info));
+  LogicalBuffer::SizeFunction buffer_size = [&size_fn](const BufferValue& b) {
+    return size_fn(b.shape());
+  };
+  return HeapSimulator::MinimumMemoryForModule(
+      module.schedule(), *alias_analysis, &alias_info, &buffer_size);
+}
+
+absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
+                                                RematScheduler kind,
+                                                const SizeFunction& size_fn) {
+  AliasInfo alias_info;
+  ScheduleChoice best;
+  std::unique_ptr<HloSchedule> best_schedule;
+  const RematScheduler all[] = {RematScheduler::kList, RematScheduler::kDfs,
+                                RematScheduler::kPostorder};
+  for (RematScheduler candidate : all) {
+    if (kind != RematScheduler::kDefault && candidate != kind) continue;
+    TF_ASSIGN_OR_RETURN(HloSchedule schedule,
+                        RunScheduler(module, candidate, &alias_info, size_fn));
+    TF_RETURN_IF_ERROR(module->set_schedule(std::move(schedule)));
+    TF_ASSIGN_OR_RETURN(int64_t peak, HeapSimulatorPeak(*module, size_fn));
+    if (best_schedule == nullptr || peak < best.heap_sim_peak_bytes) {
+      best.scheduler = std::string(SchedulerName(candidate));
+      best.heap_sim_peak_bytes = peak;
+      best_schedule = std::make_unique<HloSchedule>(module->schedule());
+    }
+  }
+  TF_RETURN_IF_ERROR(module->set_schedule(std::move(*best_schedule)));
+  return best;
+}
+
+}  // namespace remat
+}  // namespace xla

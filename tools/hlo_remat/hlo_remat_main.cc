@@ -1,0 +1,192 @@
+// hlo-remat: runs the rematerialization pass on an HLO text file.
+//
+//   hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] [--dump-dir DIR]
+//             [--check-numerics] [--xla_rematerialization_...=...]
+//
+// Flags are also read from XLA_FLAGS; the command line wins. Exit codes: 0
+// success (whether the budget was met or not: the report says), 2 bad flags
+// or unreadable/malformed HLO, 1 an internal failure of the pass.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "numerics_check.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/remat_pass.h"
+#include "xla/service/remat/size_function.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] "
+    "[--dump-dir DIR] [--check-numerics] [--xla_rematerialization_*=...]\n"
+    "flags: ";
+
+struct CliArgs {
+  std::string input;
+  std::string output;
+  std::string report;
+  std::string dump_dir;
+  bool check_numerics = false;
+  std::vector<std::string> remat_flags;
+};
+
+int Fail(int code, const std::string& message) {
+  std::cerr << "hlo-remat: " << message << "\n";
+  return code;
+}
+
+absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
+  CliArgs args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const std::string& flag) -> absl::StatusOr<std::string> {
+      if (i + 1 >= argc) {
+        return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
+      }
+      return std::string(argv[++i]);
+    };
+    if (a == "-o" || a == "--output") {
+      absl::StatusOr<std::string> v = value(a);
+      if (!v.ok()) return v.status();
+      args.output = *v;
+    } else if (a == "--report") {
+      absl::StatusOr<std::string> v = value(a);
+      if (!v.ok()) return v.status();
+      args.report = *v;
+    } else if (a == "--dump-dir") {
+      absl::StatusOr<std::string> v = value(a);
+      if (!v.ok()) return v.status();
+      args.dump_dir = *v;
+    } else if (a == "--check-numerics") {
+      args.check_numerics = true;
+    } else if (absl::StartsWith(a, "--xla_")) {
+      args.remat_flags.push_back(a);
+    } else if (absl::StartsWith(a, "-")) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
+    } else if (args.input.empty()) {
+      args.input = a;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("more than one input file: ", args.input, " and ", a));
+    }
+  }
+  if (args.input.empty()) {
+    return absl::InvalidArgumentError("no input HLO file given");
+  }
+  return args;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && (std::string(argv[1]) == "--help" ||
+                    std::string(argv[1]) == "-h")) {
+    std::cout << kUsage
+              << absl::StrJoin(xla::remat::RematFlagNames(), ", ") << "\n";
+    return 0;
+  }
+  absl::StatusOr<CliArgs> args = ParseArgs(argc, argv);
+  if (!args.ok()) return Fail(2, std::string(args.status().message()));
+
+  xla::remat::RematOptions options;
+  options.enabled = true;  // implied by the CLI
+  if (const char* env = std::getenv("XLA_FLAGS")) {
+    absl::Status s = xla::remat::ApplyRematFlagsFromString(env, options);
+    if (!s.ok()) return Fail(2, absl::StrCat("XLA_FLAGS: ", s.message()));
+  }
+  for (const std::string& flag : args->remat_flags) {
+    absl::Status s = xla::remat::ApplyRematFlag(flag, options);
+    if (absl::IsNotFound(s)) {
+      return Fail(2, absl::StrCat("unknown flag ", flag, "; known: ",
+                                  absl::StrJoin(xla::remat::RematFlagNames(),
+                                                ", ")));
+    }
+    if (!s.ok()) return Fail(2, std::string(s.message()));
+  }
+  options.enabled = true;
+  options.dump_dir = args->dump_dir;
+
+  std::ifstream in(args->input);
+  if (!in) return Fail(2, absl::StrCat(args->input, ": cannot read"));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<xla::HloModule>> module =
+      xla::ParseAndReturnUnverifiedModule(text.str());
+  if (!module.ok()) {
+    std::string message(module.status().message());
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
+    return Fail(2, absl::StrCat(args->input, ": malformed HLO: ", message));
+  }
+  std::unique_ptr<xla::HloModule> original;
+  if (args->check_numerics) original = (*module)->Clone("");
+
+  absl::StatusOr<xla::remat::RematReport> report = xla::remat::RunRemat(
+      module->get(), options, xla::remat::PlainBytes);
+  if (!report.ok()) {
+    const bool user_error = absl::IsUnimplemented(report.status()) ||
+                            absl::IsFailedPrecondition(report.status()) ||
+                            absl::IsInvalidArgument(report.status());
+    return Fail(user_error ? 2 : 1, std::string(report.status().message()));
+  }
+  if (args->check_numerics) {
+    absl::StatusOr<hlo_remat::NumericsResult> numerics =
+        hlo_remat::CompareNumerics(*original, **module, /*seed=*/42);
+    if (!numerics.ok()) {
+      report->numerics = "skipped";
+      report->note = absl::StrCat(report->note, report->note.empty() ? "" : "; ",
+                                  "numerics not run: ",
+                                  numerics.status().message());
+    } else {
+      report->numerics = numerics->equal ? "equal" : "differ";
+      if (!numerics->equal) {
+        report->note = absl::StrCat(report->note, "; numerics: ",
+                                    numerics->detail);
+      }
+    }
+  }
+  if (!args->output.empty() &&
+      !WriteFile(args->output, (*module)->ToString())) {
+    return Fail(2, absl::StrCat(args->output, ": cannot write"));
+  }
+  const std::string json = report->ToJson();
+  if (!args->report.empty()) {
+    if (!WriteFile(args->report, json)) {
+      return Fail(2, absl::StrCat(args->report, ": cannot write"));
+    }
+  } else {
+    std::cout << json;
+  }
+  std::fprintf(stderr,
+               "hlo-remat: %s %s/%s: peak %lld -> %lld bytes (HeapSimulator), "
+               "budget %lld %s, +%lld instructions, numerics %s\n",
+               report->module.c_str(), report->algorithm.c_str(),
+               report->scheduler_chosen.c_str(),
+               static_cast<long long>(report->heap_sim_before_bytes),
+               static_cast<long long>(report->heap_sim_after_bytes),
+               static_cast<long long>(report->budget_bytes),
+               report->budget_met ? "met" : "NOT met",
+               static_cast<long long>(report->instructions_added),
+               report->numerics.c_str());
+  return report->numerics == "differ" ? 1 : 0;
+}
