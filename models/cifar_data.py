@@ -71,7 +71,8 @@ def load_cifar10(data_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
         else:
             raise DataError(
                 f"--data_dir {root}: no CIFAR-10 batches found "
-                "(expected cifar-10-batches-py/data_batch_N or cifar-10-batches-bin/data_batch_N.bin)"
+                "(expected cifar-10-batches-py/data_batch_N"
+                " or cifar-10-batches-bin/data_batch_N.bin)"
             )
     x = images.astype(np.float32) / 255.0
     x = (x - x.mean(axis=(0, 1, 2))) / x.std(axis=(0, 1, 2))

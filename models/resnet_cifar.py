@@ -55,9 +55,7 @@ def _block_v2(x: keras.KerasTensor, filters: int, strides: int) -> keras.KerasTe
 def build_resnet(resnet_size: int = 20, version: int = 1) -> keras.Model:
     """Builds the CIFAR ResNet of the given depth and version (1 or 2)."""
     if resnet_size not in VALID_SIZES and (resnet_size - 2) % 6 != 0:
-        raise ValueError(
-            f"resnet_size={resnet_size} is not 6n+2; valid sizes: {VALID_SIZES}"
-        )
+        raise ValueError(f"resnet_size={resnet_size} is not 6n+2; valid sizes: {VALID_SIZES}")
     if version not in (1, 2):
         raise ValueError(f"resnet_version={version}; valid versions: 1, 2")
     blocks_per_stage = (resnet_size - 2) // 6
@@ -102,7 +100,7 @@ class Trainer:
             )
             total = loss + WEIGHT_DECAY * decay
         grads = tape.gradient(total, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
 
     def compiled_step(self, jit_compile: bool):  # noqa: ANN201 - tf.function type

@@ -31,7 +31,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] "
-    "[--dump-dir DIR] [--check-numerics] [--xla_rematerialization_*=...]\n"
+    "[--dump-dir DIR] [--check-numerics [--numerics-reference REF.hlo]] "
+    "[--xla_rematerialization_*=...]\n"
     "flags: ";
 
 struct CliArgs {
@@ -40,6 +41,8 @@ struct CliArgs {
   std::string report;
   std::string dump_dir;
   bool check_numerics = false;
+  // Compare against this module instead of the input (tests the checker).
+  std::string numerics_reference;
   std::vector<std::string> remat_flags;
 };
 
@@ -70,6 +73,11 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
       absl::StatusOr<std::string> v = value(a);
       if (!v.ok()) return v.status();
       args.dump_dir = *v;
+    } else if (a == "--numerics-reference") {
+      absl::StatusOr<std::string> v = value(a);
+      if (!v.ok()) return v.status();
+      args.numerics_reference = *v;
+      args.check_numerics = true;
     } else if (a == "--check-numerics") {
       args.check_numerics = true;
     } else if (absl::StartsWith(a, "--xla_")) {
@@ -93,6 +101,25 @@ bool WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
   return static_cast<bool>(out);
+}
+
+absl::StatusOr<std::unique_ptr<xla::HloModule>> ReadModule(
+    const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read"));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<xla::HloModule>> module =
+      xla::ParseAndReturnUnverifiedModule(text.str());
+  if (!module.ok()) {
+    std::string message(module.status().message());
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": malformed HLO: ", message));
+  }
+  return module;
 }
 
 }  // namespace
@@ -125,21 +152,20 @@ int main(int argc, char** argv) {
   options.enabled = true;
   options.dump_dir = args->dump_dir;
 
-  std::ifstream in(args->input);
-  if (!in) return Fail(2, absl::StrCat(args->input, ": cannot read"));
-  std::stringstream text;
-  text << in.rdbuf();
   absl::StatusOr<std::unique_ptr<xla::HloModule>> module =
-      xla::ParseAndReturnUnverifiedModule(text.str());
-  if (!module.ok()) {
-    std::string message(module.status().message());
-    for (char& c : message) {
-      if (c == '\n') c = ' ';
-    }
-    return Fail(2, absl::StrCat(args->input, ": malformed HLO: ", message));
-  }
+      ReadModule(args->input);
+  if (!module.ok()) return Fail(2, std::string(module.status().message()));
   std::unique_ptr<xla::HloModule> original;
-  if (args->check_numerics) original = (*module)->Clone("");
+  if (!args->numerics_reference.empty()) {
+    absl::StatusOr<std::unique_ptr<xla::HloModule>> reference =
+        ReadModule(args->numerics_reference);
+    if (!reference.ok()) {
+      return Fail(2, std::string(reference.status().message()));
+    }
+    original = std::move(*reference);
+  } else if (args->check_numerics) {
+    original = (*module)->Clone("");
+  }
 
   absl::StatusOr<xla::remat::RematReport> report = xla::remat::RunRemat(
       module->get(), options, xla::remat::PlainBytes);

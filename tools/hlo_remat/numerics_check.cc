@@ -1,6 +1,8 @@
 #include "numerics_check.h"
 
 #include <cstdint>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -142,15 +144,34 @@ absl::StatusOr<NumericsResult> CompareNumerics(const xla::HloModule& original,
       result.detail = absl::StrCat("output ", i, " shapes differ");
       return result;
     }
-    bool same = true;
+    std::string first_difference;
     xla::ShapeUtil::ForEachSubshape(
         a.shape(), [&](const xla::Shape& shape, const xla::ShapeIndex& index) {
-          if (!shape.IsArray() || !same) return;
-          same = std::memcmp(a.untyped_data(index), b.untyped_data(index),
-                             a.size_bytes(index)) == 0;
+          if (!shape.IsArray() || !first_difference.empty()) return;
+          if (std::memcmp(a.untyped_data(index), b.untyped_data(index),
+                          a.size_bytes(index)) == 0) {
+            return;
+          }
+          first_difference = absl::StrCat("output ", index.ToString(), " ",
+                                          xla::ShapeUtil::HumanString(shape),
+                                          " differs");
+          if (shape.element_type() == xla::F32) {
+            const float* x = static_cast<const float*>(a.untyped_data(index));
+            const float* y = static_cast<const float*>(b.untyped_data(index));
+            int64_t count = 0;
+            double max_abs = 0;
+            for (int64_t e = 0; e < xla::ShapeUtil::ElementsIn(shape); ++e) {
+              if (std::memcmp(&x[e], &y[e], sizeof(float)) != 0) {
+                ++count;
+                max_abs = std::max(max_abs, std::fabs(double{x[e]} - y[e]));
+              }
+            }
+            absl::StrAppend(&first_difference, " in ", count,
+                            " elements, max |diff| ", max_abs);
+          }
         });
-    if (!same) {
-      result.detail = absl::StrCat("output ", i, " differs");
+    if (!first_difference.empty()) {
+      result.detail = first_difference;
       return result;
     }
   }

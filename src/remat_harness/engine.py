@@ -1,0 +1,50 @@
+"""Runs `hlo-remat` in a subprocess and reads its JSON report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from remat_harness.paths import hlo_remat_binary
+
+NO_BUDGET = 1 << 60  # above any peak: the engine measures and changes nothing
+
+
+@dataclass
+class EngineRun:
+    returncode: int
+    report: dict | None
+    stderr: str
+
+
+def run_hlo_remat(
+    hlo: Path,
+    flags: list[str],
+    report_path: Path,
+    output: Path | None = None,
+    check_numerics: bool = False,
+    timeout_s: float = 600,
+) -> EngineRun:
+    cmd = [str(hlo_remat_binary()), str(hlo), "--report", str(report_path), *flags]
+    if output is not None:
+        cmd += ["-o", str(output)]
+    if check_numerics:
+        cmd.append("--check-numerics")
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    if report_path.exists():
+        report_path.unlink()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
+    return EngineRun(proc.returncode, report, proc.stderr)
+
+
+def baseline_peak(hlo: Path, work_dir: Path) -> int:
+    """HeapSimulator peak of the module on its own schedule."""
+    run = run_hlo_remat(
+        hlo, [f"--xla_rematerialization_mem_limit={NO_BUDGET}"], work_dir / "baseline.json"
+    )
+    if run.returncode != 0 or run.report is None:
+        raise RuntimeError(f"hlo-remat failed on {hlo}: {run.stderr.strip()[-500:]}")
+    return int(run.report["heap_sim_before_bytes"])

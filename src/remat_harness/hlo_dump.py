@@ -1,0 +1,110 @@
+"""Produces the scheduled HLO of a model's training step with TensorFlow on CPU.
+
+The model runs in its own subprocess with `XLA_FLAGS=--xla_dump_to=...`; the
+step's modules are the `*.cpu_after_optimizations.txt` files XLA writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from remat_harness.paths import CACHE_DIR, MODELS_DIR
+
+MODES = ("jit", "autojit")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    resnet_size: int = 20
+    resnet_version: int = 1
+    batch_size: int = 64
+    mode: str = "jit"
+
+    @property
+    def key(self) -> str:
+        return f"resnet{self.resnet_size}_v{self.resnet_version}_b{self.batch_size}_{self.mode}"
+
+
+class DumpError(RuntimeError):
+    """The model run failed or produced no HLO."""
+
+
+def model_environment(mode: str, dump_dir: Path, extra_xla_flags: str = "") -> dict[str, str]:
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r}; valid modes: {', '.join(MODES)}")
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = f"--xla_dump_to={dump_dir} --xla_dump_hlo_as_text {extra_xla_flags}".strip()
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
+    if mode == "autojit":
+        env["TF_XLA_FLAGS"] = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
+    else:
+        env.pop("TF_XLA_FLAGS", None)
+    return env
+
+
+def run_model(
+    spec: ModelSpec, dump_dir: Path, train_steps: int = 2, timeout_s: float = 900
+) -> dict:
+    """Runs the model once, dumping HLO into `dump_dir`; returns its RESULT."""
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable,
+        str(MODELS_DIR / "resnet_cifar_main.py"),
+        f"--resnet_size={spec.resnet_size}",
+        f"--resnet_version={spec.resnet_version}",
+        f"--batch_size={spec.batch_size}",
+        f"--train_steps={train_steps}",
+        "--warmup_steps=1",
+        "--use_synthetic_data",
+    ]
+    if spec.mode == "jit":
+        cmd.append("--enable_xla")
+    proc = subprocess.run(
+        cmd,
+        env=model_environment(spec.mode, dump_dir),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        raise DumpError(f"{spec.key}: model exited {proc.returncode}: {tail}")
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    raise DumpError(f"{spec.key}: model printed no RESULT line")
+
+
+def step_modules(dump_dir: Path) -> list[Path]:
+    """The optimized, scheduled modules of a dump, largest first."""
+    files = list(dump_dir.glob("*.cpu_after_optimizations.txt"))
+    return sorted(files, key=lambda p: p.stat().st_size, reverse=True)
+
+
+def produce_hlo(spec: ModelSpec, cache_dir: Path = CACHE_DIR, force: bool = False) -> Path:
+    """Returns the folder holding `step.hlo` (the largest module) and `dump/`."""
+    out = cache_dir / "hlo" / spec.key
+    step = out / "step.hlo"
+    if step.exists() and not force:
+        return out
+    if out.exists():
+        shutil.rmtree(out)
+    dump = out / "dump"
+    result = run_model(spec, dump)
+    modules = step_modules(dump)
+    if not modules:
+        raise DumpError(f"{spec.key}: no *.cpu_after_optimizations.txt in {dump}")
+    shutil.copyfile(modules[0], step)
+    # Keep the HLO text and memory reports, not the object files and IR.
+    for f in dump.iterdir():
+        if not (f.name.endswith(".txt")):
+            f.unlink()
+    (out / "run.json").write_text(json.dumps(result, indent=2))
+    return out

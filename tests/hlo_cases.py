@@ -1,0 +1,197 @@
+"""Small HLO modules written for the tests, each with a known answer."""
+
+from __future__ import annotations
+
+# 256x256 f32 = 262,144 bytes per value. `a`, `b` and `c` stay live across the
+# middle of the chain for the late adds; `a` is cheap to recompute from `p`,
+# which is live anyway (an entry parameter).
+CHAIN = """
+HloModule chain, is_scheduled=true
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} exponential(d)
+  f = f32[256,256]{1,0} add(e, c)
+  g = f32[256,256]{1,0} add(f, b)
+  ROOT r = f32[256,256]{1,0} add(g, a)
+}
+"""
+
+DIAMOND = """
+HloModule diamond, is_scheduled=true
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  top = f32[256,256]{1,0} exponential(p)
+  left = f32[256,256]{1,0} tanh(top)
+  right = f32[256,256]{1,0} negate(top)
+  l2 = f32[256,256]{1,0} exponential(left)
+  r2 = f32[256,256]{1,0} exponential(right)
+  l3 = f32[256,256]{1,0} tanh(l2)
+  r3 = f32[256,256]{1,0} tanh(r2)
+  join = f32[256,256]{1,0} add(l3, r3)
+  late1 = f32[256,256]{1,0} multiply(join, left)
+  ROOT late2 = f32[256,256]{1,0} multiply(late1, right)
+}
+"""
+
+# A residual block with a bitcast of the saved activation, as TensorFlow's CPU
+# pipeline leaves them, and a broadcast (free to recompute) kept for the end.
+RESIDUAL = """
+HloModule residual, is_scheduled=true
+
+ENTRY main {
+  x = f32[64,1024]{1,0} parameter(0)
+  w = f32[1024,1024]{1,0} parameter(1)
+  zero = f32[] constant(0)
+  zeros = f32[64,1024]{1,0} broadcast(zero), dimensions={}
+  h = f32[64,1024]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  relu = f32[64,1024]{1,0} maximum(h, zeros)
+  saved = f32[64,32,32]{2,1,0} bitcast(relu)
+  h2 = f32[64,1024]{1,0} dot(relu, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e2 = f32[64,1024]{1,0} exponential(h2)
+  t2 = f32[64,1024]{1,0} tanh(e2)
+  out = f32[64,1024]{1,0} add(t2, x)
+  back = f32[64,1024]{1,0} bitcast(saved)
+  mask = pred[64,1024]{1,0} compare(back, zeros), direction=GT
+  ROOT grad = f32[64,1024]{1,0} select(mask, out, zeros)
+}
+"""
+
+TUPLE_OUTPUT = """
+HloModule tuple_output, is_scheduled=true
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} add(d, a)
+  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(e, b)
+}
+"""
+
+WHILE_LOOP = """
+HloModule while_loop, is_scheduled=true
+
+cond {
+  s = (s32[], f32[128,128]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  s = (s32[], f32[128,128]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[128,128]{1,0} get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[128,128]{1,0} tanh(v)
+  ROOT out = (s32[], f32[128,128]{1,0}) tuple(i2, v2)
+}
+
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  a = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(a)
+  zero = s32[] constant(0)
+  init = (s32[], f32[128,128]{1,0}) tuple(zero, b)
+  loop = (s32[], f32[128,128]{1,0}) while(init), condition=cond, body=body
+  res = f32[128,128]{1,0} get-tuple-element(loop), index=1
+  c = f32[128,128]{1,0} add(res, a)
+  ROOT r = f32[128,128]{1,0} add(c, p)
+}
+"""
+
+CONDITIONAL = """
+HloModule conditional, is_scheduled=true
+
+on_true {
+  x = f32[128,128]{1,0} parameter(0)
+  ROOT y = f32[128,128]{1,0} exponential(x)
+}
+
+on_false {
+  x = f32[128,128]{1,0} parameter(0)
+  ROOT y = f32[128,128]{1,0} tanh(x)
+}
+
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  flag = pred[] parameter(1)
+  a = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(a)
+  c = f32[128,128]{1,0} conditional(flag, b, b), true_computation=on_true, false_computation=on_false
+  d = f32[128,128]{1,0} exponential(c)
+  e = f32[128,128]{1,0} add(d, a)
+  ROOT r = f32[128,128]{1,0} add(e, p)
+}
+"""
+
+# The custom-call and the RNG produce the values live across the peak; neither
+# may be recomputed, so only `a` can move.
+CUSTOM_CALL = """
+HloModule custom_call, is_scheduled=true
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  cc = f32[256,256]{1,0} custom-call(p), custom_call_target="my_kernel"
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} add(c, cc)
+  ROOT r = f32[256,256]{1,0} add(d, a)
+}
+"""
+
+SIDE_EFFECT = """
+HloModule side_effect, is_scheduled=true
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+  noise = f32[256,256]{1,0} rng(zero, one), distribution=rng_uniform
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} add(c, b)
+  e = f32[256,256]{1,0} add(d, noise)
+  ROOT r = f32[256,256]{1,0} add(e, a)
+}
+"""
+
+# `small` (64 KiB) is the only candidate; with a small-node limit of 1 MiB it
+# must stay.
+SMALL_NODE = """
+HloModule small_node, is_scheduled=true
+
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  small = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(small)
+  c = f32[128,128]{1,0} exponential(b)
+  d = f32[128,128]{1,0} tanh(c)
+  ROOT r = f32[128,128]{1,0} add(d, small)
+}
+"""
+
+# Not scheduled: the engine must schedule it itself.
+UNSCHEDULED = CHAIN.replace(", is_scheduled=true", "")
+
+MALFORMED = """
+HloModule broken
+
+ENTRY main {
+  p = f32[16]{0} parameter(0)
+  ROOT q = f32[16]{0} frobnicate(p)
+}
+"""
+
+VALUE_BYTES = 256 * 256 * 4

@@ -1,0 +1,95 @@
+"""The engine end to end on the real ResNet-20 training step (TF 2.21, CPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.hlo_dump import ModelSpec, produce_hlo
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def resnet20_step() -> Path:
+    return produce_hlo(ModelSpec(20, 1, 64, "jit")) / "step.hlo"
+
+
+@pytest.fixture(scope="module")
+def baseline(resnet20_step: Path, tmp_path_factory) -> int:
+    return baseline_peak(resnet20_step, tmp_path_factory.mktemp("baseline"))
+
+
+def test_module_is_the_whole_step(resnet20_step: Path):
+    text = resnet20_step.read_text()
+    assert "is_scheduled=true" in text
+    assert text.count("convolution(") >= 3 * 19  # forward, two backward per conv
+
+
+@pytest.mark.parametrize("algorithm", ["standard", "xla"])
+def test_half_budget_lowers_peak_with_equal_numerics(resnet20_step, baseline, tmp_path, algorithm):
+    budget = baseline // 2
+    run = run_hlo_remat(
+        resnet20_step,
+        [
+            f"--xla_rematerialization_algorithm={algorithm}",
+            f"--xla_rematerialization_mem_limit={budget}",
+        ],
+        tmp_path / "r.json",
+        output=tmp_path / "out.hlo",
+        check_numerics=True,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    r = run.report
+    assert r["heap_sim_after_bytes"] < r["heap_sim_before_bytes"], r
+    assert r["numerics"] == "equal", r["note"]
+    assert r["heap_sim_before_bytes"] == baseline
+
+
+# Regression threshold, measured: standard at a 50% budget reached 0.531 of
+# the baseline peak (it does not recompute dots and convolutions, so it stops
+# short of 0.5); XLA's own pass reached 0.501.
+STANDARD_HALF_BUDGET_MAX_RATIO = 0.55
+
+
+def test_standard_at_half_budget_stays_near_it(resnet20_step, baseline, tmp_path):
+    budget = baseline // 2
+    run = run_hlo_remat(
+        resnet20_step,
+        [f"--xla_rematerialization_mem_limit={budget}"],
+        tmp_path / "r.json",
+    )
+    r = run.report
+    ratio = r["heap_sim_after_bytes"] / baseline
+    assert ratio <= STANDARD_HALF_BUDGET_MAX_RATIO, f"{ratio:.3f} of baseline"
+    assert r["instructions_added"] > 0
+
+
+def test_tracker_agrees_with_heap_simulator(resnet20_step, tmp_path):
+    """More than 1% apart, and why: measured on this step the tracker is 1.03%
+    (TensorFlow's schedule), 1.89% (DFS re-schedule) and 0.5% (after remat)
+    above HeapSimulator, never below. HeapSimulator lets an elementwise op
+    write its output into an operand buffer that dies there; the tracker
+    counts both buffers at that instruction (the exact difference shown on a
+    small module in test_tracker_differs_from_heap_simulator_by_in_place_reuse).
+    Over-counting only makes the algorithms do a little more than needed."""
+    run = run_hlo_remat(resnet20_step, ["--xla_rematerialization_mem_limit=1"], tmp_path / "r.json")
+    r = run.report
+    for tracker, heap, tolerance in (
+        (r["peak_before_bytes"], r["heap_sim_before_bytes"], 0.02),
+        (r["peak_scheduled_bytes"], r["heap_sim_scheduled_bytes"], 0.02),
+        (r["peak_after_bytes"], r["heap_sim_after_bytes"], 0.02),
+    ):
+        assert tracker >= heap
+        assert (tracker - heap) / heap <= tolerance, (tracker, heap)
+
+
+def test_budget_below_any_schedule_is_reported_not_fatal(resnet20_step, tmp_path):
+    run = run_hlo_remat(
+        resnet20_step, ["--xla_rematerialization_mem_limit=1M"], tmp_path / "r.json"
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.report["budget_met"] is False
+    assert run.report["heap_sim_after_bytes"] < run.report["heap_sim_before_bytes"]
