@@ -194,4 +194,27 @@ ENTRY main {
 }
 """
 
+# Parses, but the add's operands disagree in shape.
+SHAPE_MISMATCH = """
+HloModule mismatch
+
+ENTRY main {
+  p = f32[16]{0} parameter(0)
+  q = f32[8]{0} parameter(1)
+  ROOT r = f32[16]{0} add(p, q)
+}
+"""
+
+# Scheduled, but `b` is scheduled before its operand `a`.
+BAD_SCHEDULE = """
+HloModule bad_schedule, is_scheduled=true
+
+ENTRY main {
+  p = f32[16]{0} parameter(0)
+  b = f32[16]{0} tanh(a)
+  a = f32[16]{0} exponential(p)
+  ROOT r = f32[16]{0} add(a, b)
+}
+"""
+
 VALUE_BYTES = 256 * 256 * 4

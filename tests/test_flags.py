@@ -71,6 +71,13 @@ def test_malformed_hlo_says_where(run_engine):
     assert len([x for x in r.stderr.splitlines() if x.startswith("hlo-remat:")]) == 1
 
 
+@pytest.mark.parametrize("case", ["SHAPE_MISMATCH", "BAD_SCHEDULE"])
+def test_invalid_hlo_is_an_error_not_a_crash(run_engine, case):
+    r = run_engine(getattr(hlo_cases, case))
+    assert r.returncode == 2, r.stderr
+    assert "HLO" in last_line(r.stderr)
+
+
 def test_unreadable_input(engine, tmp_path):
     import subprocess
 

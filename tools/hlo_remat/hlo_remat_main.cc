@@ -23,6 +23,7 @@
 #include "numerics_check.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/hlo_verifier.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/remat_pass.h"
 #include "xla/service/remat/size_function.h"
@@ -118,6 +119,22 @@ absl::StatusOr<std::unique_ptr<xla::HloModule>> ReadModule(
     }
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": malformed HLO: ", message));
+  }
+  // Parsing checks syntax only; reject what XLA would reject before any
+  // pass touches it, so bad input is an error and never a crash.
+  xla::HloVerifier verifier(/*layout_sensitive=*/false,
+                            /*allow_mixed_precision=*/true);
+  absl::Status verified = verifier.Run(module->get()).status();
+  if (verified.ok() && (*module)->has_schedule()) {
+    verified = (*module)->schedule().Verify();
+  }
+  if (!verified.ok()) {
+    std::string message(verified.message());
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": invalid HLO: ", message));
   }
   return module;
 }
