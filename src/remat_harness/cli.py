@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--budget-fraction", type=float, default=0.5)
     demo.add_argument("--no-numerics", action="store_true")
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=max(Console().width, 100))
     try:
         if args.command == "produce-hlo":
             out = produce_hlo(_spec(args), force=args.force)

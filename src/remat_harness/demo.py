@@ -34,7 +34,7 @@ def run_demo(
     check_numerics: bool = True,
     console: Console | None = None,
 ) -> list[DemoRow]:
-    console = console or Console()
+    console = console or Console(width=max(Console().width, 100))
     console.print(f"[bold]Producing the HLO of {spec.key}[/] (TensorFlow on CPU, synthetic data)")
     hlo_dir = produce_hlo(spec)
     hlo = hlo_dir / "step.hlo"
@@ -76,18 +76,10 @@ def _mb(value: int) -> str:
 
 def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
     table = Table(title=f"{title}: budget {_mb(budget)} (HeapSimulator peaks)")
-    for column in (
-        "algorithm",
-        "scheduler",
-        "peak before",
-        "peak after",
-        "ratio",
-        "budget",
-        "extra FLOPs",
-        "pass time",
-        "numerics",
-    ):
-        table.add_column(column, justify="right" if "peak" in column else "left")
+    for column in ("algorithm", "scheduler", "before", "after", "ratio", "budget"):
+        table.add_column(column, justify="right" if column in ("before", "after") else "left")
+    for column in ("+FLOPs", "pass", "numerics"):
+        table.add_column(column)
     for row in rows:
         r = row.report
         if r is None:
