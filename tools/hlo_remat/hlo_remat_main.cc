@@ -54,31 +54,26 @@ int Fail(int code, const std::string& message) {
 
 absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
   CliArgs args;
+  // Options that take the next argument as their value.
+  const std::pair<const char*, std::string*> valued[] = {
+      {"-o", &args.output},
+      {"--output", &args.output},
+      {"--report", &args.report},
+      {"--dump-dir", &args.dump_dir},
+      {"--numerics-reference", &args.numerics_reference},
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const std::string& flag) -> absl::StatusOr<std::string> {
+    std::string* target = nullptr;
+    for (const auto& [name, field] : valued) {
+      if (a == name) target = field;
+    }
+    if (target != nullptr) {
       if (i + 1 >= argc) {
-        return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
+        return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
       }
-      return std::string(argv[++i]);
-    };
-    if (a == "-o" || a == "--output") {
-      absl::StatusOr<std::string> v = value(a);
-      if (!v.ok()) return v.status();
-      args.output = *v;
-    } else if (a == "--report") {
-      absl::StatusOr<std::string> v = value(a);
-      if (!v.ok()) return v.status();
-      args.report = *v;
-    } else if (a == "--dump-dir") {
-      absl::StatusOr<std::string> v = value(a);
-      if (!v.ok()) return v.status();
-      args.dump_dir = *v;
-    } else if (a == "--numerics-reference") {
-      absl::StatusOr<std::string> v = value(a);
-      if (!v.ok()) return v.status();
-      args.numerics_reference = *v;
-      args.check_numerics = true;
+      *target = argv[++i];
+      if (a == "--numerics-reference") args.check_numerics = true;
     } else if (a == "--check-numerics") {
       args.check_numerics = true;
     } else if (absl::StartsWith(a, "--xla_")) {
