@@ -56,7 +56,6 @@ struct Value {
   bool dead = false;
   bool active = false;
   int generation = 0;
-  int latest_slot = 0;  // a clone may not be placed after this slot
 };
 
 class GreedyPlanner {
@@ -92,6 +91,7 @@ class GreedyPlanner {
   HloInstruction* BitcastOf(HloInstruction* clone, const Shape& shape,
                             int slot);
   int AddBuffer(int64_t size, int def, int end, bool live_to_end);
+  void MarkOverwrittenBuffers();
 
   HloModule* module_;
   HloComputation* computation_;
@@ -106,6 +106,8 @@ class GreedyPlanner {
   std::vector<int> buffer_end_;
   std::vector<bool> buffer_live_to_end_;
   std::vector<int> buffer_value_;  // -1 when the buffer is not movable
+  // Slot from which a buffer's contents are gone: no clone placed after it
+  // may read the buffer. n_ when nothing overwrites it.
   std::vector<int> buffer_overwritten_at_;
   std::vector<Value> values_;
   absl::flat_hash_map<const HloInstruction*, int> value_of_;
@@ -133,6 +135,47 @@ int GreedyPlanner::AddBuffer(int64_t size, int def, int end,
   return static_cast<int>(buffer_size_.size()) - 1;
 }
 
+void GreedyPlanner::MarkOverwrittenBuffers() {
+  auto mark = [&](int id, int slot) {
+    buffer_overwritten_at_[id] = std::min(buffer_overwritten_at_[id], slot);
+  };
+  // In-place instructions (dynamic-update-slice, scatter, in-place
+  // fusions...) write over an operand's buffer; a clone placed right before
+  // the writer still reads the old contents.
+  AliasInfo alias_info;
+  for (int pos = 0; pos < n_; ++pos) {
+    const HloInstruction* instruction = sequence_[pos];
+    for (const auto& [operand, unused] :
+         alias_info.GetInPlaceInputOutputPairs(instruction)) {
+      for (int id : memory_->Sources(
+               instruction->operand(operand.operand_number),
+               operand.operand_index)) {
+        mark(id, pos);
+      }
+    }
+  }
+  // Donated parameters (input_output_alias, e.g. weights the optimizer
+  // updates) are overwritten by the earliest definition of an output aliased
+  // with them; clones reading one stay strictly before that definition's
+  // slot. No known writer: treated as overwritten from the start.
+  module_->input_output_alias_config().ForEachAlias(
+      [&](const ShapeIndex& output_index,
+          const HloInputOutputAliasConfig::Alias& alias) {
+        int writer = 0;
+        const std::vector<int>& ids =
+            memory_->Sources(computation_->root_instruction(), output_index);
+        if (!ids.empty()) {
+          writer = n_;
+          for (int id : ids) {
+            writer = std::min(writer, memory_->buffers()[id].def_pos);
+          }
+        }
+        const HloInstruction* parameter =
+            computation_->parameter_instruction(alias.parameter_number);
+        for (int id : memory_->AllSources(parameter)) mark(id, writer - 1);
+      });
+}
+
 absl::Status GreedyPlanner::Init() {
   sequence_ = module_->schedule().sequence(computation_).instructions();
   n_ = static_cast<int>(sequence_.size());
@@ -147,51 +190,10 @@ absl::Status GreedyPlanner::Init() {
   }
   values_by_def_.assign(n_, {});
   clones_at_slot_.assign(n_, {});
-  // Buffers that an in-place instruction (dynamic-update-slice, scatter, an
-  // in-place fusion...) overwrites: nothing may read them after that point.
-  AliasInfo alias_info;
-  buffer_overwritten_at_.assign(buffer_size_.size(), n_);
-  for (int pos = 0; pos < n_; ++pos) {
-    const HloInstruction* instruction = sequence_[pos];
-    for (const auto& [operand, unused] :
-         alias_info.GetInPlaceInputOutputPairs(instruction)) {
-      for (int id : memory_->Sources(
-               instruction->operand(operand.operand_number),
-               operand.operand_index)) {
-        buffer_overwritten_at_[id] = std::min(buffer_overwritten_at_[id], pos);
-      }
-    }
-  }
-  const absl::flat_hash_set<int64_t> donated = DonatedParameters(*module_);
-  // Where each donated parameter's buffer is first overwritten: the earliest
-  // definition of the outputs aliased with it.
-  absl::flat_hash_map<int64_t, int> donated_writer;
-  module_->input_output_alias_config().ForEachAlias(
-      [&](const ShapeIndex& output_index,
-          const HloInputOutputAliasConfig::Alias& alias) {
-        int writer = 0;  // unknown writer: treat as overwritten at once
-        const std::vector<int>& ids =
-            memory_->Sources(computation_->root_instruction(), output_index);
-        if (!ids.empty()) {
-          writer = n_;
-          for (int id : ids) {
-            writer = std::min(writer, memory_->buffers()[id].def_pos);
-          }
-        }
-        auto [it, inserted] = donated_writer.try_emplace(
-            alias.parameter_number, writer);
-        if (!inserted) it->second = std::min(it->second, writer);
-      });
+  MarkOverwrittenBuffers();
   for (int pos = 0; pos < n_; ++pos) {
     HloInstruction* instruction = sequence_[pos];
     if (!IsRecomputable(instruction)) continue;
-    int latest_slot = n_ - 1;
-    for (int64_t parameter : DonatedParametersRead(instruction, donated)) {
-      auto it = donated_writer.find(parameter);
-      latest_slot = std::min(latest_slot,
-                             it == donated_writer.end() ? -1 : it->second - 1);
-    }
-    if (latest_slot <= pos) continue;
     const std::vector<int>& ids = memory_->Sources(instruction, {});
     if (ids.size() != 1) continue;
     const int b = ids[0];
@@ -203,7 +205,6 @@ absl::Status GreedyPlanner::Init() {
     v.origin = instruction;
     v.buffer = b;
     v.def = pos;
-    v.latest_slot = latest_slot;
     // The group: the producer and every bitcast of it, transitively.
     std::vector<HloInstruction*> group = {instruction};
     for (size_t i = 0; i < group.size(); ++i) {
@@ -276,7 +277,7 @@ bool GreedyPlanner::Evaluate(int index, int p, Candidate& out) const {
     if (use.pos == p) return false;  // needed right here
     if (use.pos > p) first_late = std::min(first_late, use.pos);
   }
-  if (first_late >= n_ || first_late > v.latest_slot) return false;
+  if (first_late >= n_) return false;
   int64_t extension = 0;
   absl::flat_hash_set<int> seen;
   for (HloInstruction* operand : v.instruction->operands()) {
@@ -343,7 +344,6 @@ void GreedyPlanner::Apply(const Candidate& candidate, int p) {
   fresh.buffer = clone_buffer;
   fresh.def = u;
   fresh.generation = original.generation + 1;
-  fresh.latest_slot = original.latest_slot;
   const int fresh_index = static_cast<int>(values_.size());
   value_of_[clone] = fresh_index;
   buffer_value_[clone_buffer] = fresh_index;

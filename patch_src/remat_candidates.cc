@@ -2,9 +2,7 @@
 
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
-#include "xla/hlo/ir/hlo_input_output_alias_config.h"
 #include "xla/hlo/ir/hlo_opcode.h"
-#include "xla/shape_util.h"
 
 namespace xla {
 namespace remat {
@@ -96,35 +94,6 @@ bool IsRecomputable(const HloInstruction* instruction) {
     if (!ComputationIsPure(called)) return false;
   }
   return true;
-}
-
-absl::flat_hash_set<int64_t> DonatedParameters(const HloModule& module) {
-  absl::flat_hash_set<int64_t> donated;
-  module.input_output_alias_config().ForEachAlias(
-      [&](const ShapeIndex&, const HloInputOutputAliasConfig::Alias& alias) {
-        donated.insert(alias.parameter_number);
-      });
-  return donated;
-}
-
-std::vector<int64_t> DonatedParametersRead(
-    const HloInstruction* instruction,
-    const absl::flat_hash_set<int64_t>& donated) {
-  std::vector<int64_t> out;
-  if (donated.empty()) return out;
-  for (const HloInstruction* operand : instruction->operands()) {
-    const HloInstruction* base = operand;
-    while (base->opcode() == HloOpcode::kBitcast ||
-           base->opcode() == HloOpcode::kGetTupleElement) {
-      base = base->operand(0);
-    }
-    if (base->opcode() == HloOpcode::kParameter &&
-        base->parent()->IsEntryComputation() &&
-        donated.contains(base->parameter_number())) {
-      out.push_back(base->parameter_number());
-    }
-  }
-  return out;
 }
 
 }  // namespace remat

@@ -194,6 +194,27 @@ ENTRY main {
 }
 """
 
+# `w` is donated: output {0} (`new_w`) is written into its buffer. `wt`, a copy
+# of `w` read early by `a`, is live across the peak until `late`, which reads
+# `new_w` and so runs after it; a recomputed `wt` there would read the
+# updated weights.
+DONATED = """
+HloModule donated, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY main {
+  w = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} parameter(1)
+  wt = f32[256,256]{1,0} copy(w)
+  a = f32[256,256]{1,0} add(x, wt)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  new_w = f32[256,256]{1,0} add(w, c)
+  d = f32[256,256]{1,0} tanh(new_w)
+  late = f32[256,256]{1,0} add(d, wt)
+  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(new_w, late)
+}
+"""
+
 # Parses, but the add's operands disagree in shape.
 SHAPE_MISMATCH = """
 HloModule mismatch

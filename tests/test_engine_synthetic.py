@@ -59,6 +59,16 @@ def test_side_effecting_rng_is_never_recomputed(run_engine):
     assert r.output_hlo.count(" rng(") == 1
 
 
+def test_reads_of_donated_parameters_stay_before_the_update(run_engine):
+    r = run_engine(hlo_cases.DONATED, "--xla_rematerialization_mem_limit=1")
+    assert r.returncode == 0, r.stderr
+    assert "wt" not in recomputed(r.report)
+    # Without the alias the same copy is the one worth recomputing: the check
+    # above is what keeps it in place.
+    free = hlo_cases.DONATED.replace(", input_output_alias={ {0}: (0, {}, may-alias) }", "")
+    assert "wt" in recomputed(run_engine(free, "--xla_rematerialization_mem_limit=1").report)
+
+
 def test_control_flow_is_never_recomputed(run_engine):
     for case, op in ((hlo_cases.WHILE_LOOP, " while("), (hlo_cases.CONDITIONAL, " conditional(")):
         r = run_engine(case, "--xla_rematerialization_mem_limit=1")

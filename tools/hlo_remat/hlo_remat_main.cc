@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "numerics_check.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
@@ -99,6 +100,15 @@ bool WriteFile(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
+// XLA's messages span lines; the CLI promises one line on stderr.
+std::string OneLine(absl::string_view message) {
+  std::string out(message);
+  for (char& c : out) {
+    if (c == '\n') c = ' ';
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<xla::HloModule>> ReadModule(
     const std::string& path) {
   std::ifstream in(path);
@@ -108,12 +118,8 @@ absl::StatusOr<std::unique_ptr<xla::HloModule>> ReadModule(
   absl::StatusOr<std::unique_ptr<xla::HloModule>> module =
       xla::ParseAndReturnUnverifiedModule(text.str());
   if (!module.ok()) {
-    std::string message(module.status().message());
-    for (char& c : message) {
-      if (c == '\n') c = ' ';
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": malformed HLO: ", message));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": malformed HLO: ", OneLine(module.status().message())));
   }
   // Parsing checks syntax only; reject what XLA would reject before any
   // pass touches it, so bad input is an error and never a crash.
@@ -124,12 +130,8 @@ absl::StatusOr<std::unique_ptr<xla::HloModule>> ReadModule(
     verified = (*module)->schedule().Verify();
   }
   if (!verified.ok()) {
-    std::string message(verified.message());
-    for (char& c : message) {
-      if (c == '\n') c = ' ';
-    }
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": invalid HLO: ", message));
+        absl::StrCat(path, ": invalid HLO: ", OneLine(verified.message())));
   }
   return module;
 }
