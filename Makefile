@@ -5,7 +5,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TF_DIR = $(shell $(BIN)/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("tensorflow").origin))')
-ENGINE := $(BIN)/hlo-remat
 
 .PHONY: all venv engine demo test lint clean
 

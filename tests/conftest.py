@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from remat_harness.engine import run_hlo_remat
 from remat_harness.paths import ToolMissing, hlo_remat_binary
 
 
@@ -36,18 +35,18 @@ def run_engine(engine: Path, tmp_path: Path):
         counter["n"] += 1
         src = tmp_path / f"in{counter['n']}.hlo"
         src.write_text(hlo_text)
-        report = tmp_path / f"report{counter['n']}.json"
         out = tmp_path / f"out{counter['n']}.hlo"
-        cmd = [str(engine), str(src), "-o", str(out), "--report", str(report), *flags]
-        if numerics:
-            cmd.append("--check-numerics")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-        return Result(
-            proc.returncode,
-            json.loads(report.read_text()) if report.exists() else None,
-            proc.stderr,
-            out.read_text() if out.exists() else "",
+        done = run_hlo_remat(
+            src,
+            list(flags),
+            tmp_path / f"report{counter['n']}.json",
+            output=out,
+            check_numerics=numerics,
+            timeout_s=300,
+            env=env,
         )
+        output_hlo = out.read_text() if out.exists() else ""
+        return Result(done.returncode, done.report, done.stderr, output_hlo)
 
     return run
 

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--budget-fraction", type=float, default=0.5)
     demo.add_argument("--no-numerics", action="store_true")
     args = parser.parse_args(argv)
-    console = Console(width=max(Console().width, 100))
+    console = Console(width=max(Console().width, 100))  # the demo table needs 100
     try:
         if args.command == "produce-hlo":
             out = produce_hlo(_spec(args), force=args.force)
@@ -45,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error("--budget-fraction must be in (0, 1]")
             rows = run_demo(
                 _spec(args),
+                console,
                 budget_fraction=args.budget_fraction,
                 check_numerics=not args.no_numerics,
-                console=console,
             )
             if any(r.report is None for r in rows):
                 return 1

@@ -28,13 +28,12 @@ class DemoRow:
 
 def run_demo(
     spec: ModelSpec,
+    console: Console,
     algorithms: tuple[str, ...] = ("xla", "standard"),
     budget_fraction: float = 0.5,
     out_dir: Path = REPORTS_DIR / "demo",
     check_numerics: bool = True,
-    console: Console | None = None,
 ) -> list[DemoRow]:
-    console = console or Console(width=max(Console().width, 100))
     console.print(f"[bold]Producing the HLO of {spec.key}[/] (TensorFlow on CPU, synthetic data)")
     hlo_dir = produce_hlo(spec)
     hlo = hlo_dir / "step.hlo"

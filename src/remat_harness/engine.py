@@ -26,6 +26,7 @@ def run_hlo_remat(
     output: Path | None = None,
     check_numerics: bool = False,
     timeout_s: float = 600,
+    env: dict[str, str] | None = None,
 ) -> EngineRun:
     cmd = [str(hlo_remat_binary()), str(hlo), "--report", str(report_path), *flags]
     if output is not None:
@@ -35,7 +36,7 @@ def run_hlo_remat(
     report_path.parent.mkdir(parents=True, exist_ok=True)
     if report_path.exists():
         report_path.unlink()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     return EngineRun(proc.returncode, report, proc.stderr)
 
