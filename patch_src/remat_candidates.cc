@@ -50,11 +50,6 @@ bool OpcodeMayBeRecomputed(const HloInstruction* instruction) {
     case HloOpcode::kGetTupleElement:
     case HloOpcode::kBitcast:
     case HloOpcode::kDomain:
-    // A recomputed dot or convolution is the same math but not always the
-    // same bits on XLA:CPU (a clone of MatMul in the ResNet-20 step changed
-    // the weight update), and they are the costliest ops to redo.
-    case HloOpcode::kDot:
-    case HloOpcode::kConvolution:
       return false;
     default:
       return true;

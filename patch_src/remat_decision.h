@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace xla {
 namespace remat {
@@ -14,6 +15,9 @@ struct RematDecision {
   std::string result;  // the instruction that now provides it
   std::string at;      // the over-budget instruction that prompted it
   std::string before;  // the first later use it now serves
+  // Instructions the decision added (a chain has several; compress has the
+  // compact copy and the copy back); for "undo path", the ones it removed.
+  std::vector<std::string> instructions;
   int64_t bytes_saved = 0;
   double cost = 0;  // element operations: FLOPs plus one per 4 bytes moved
 };

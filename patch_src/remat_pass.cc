@@ -11,7 +11,9 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
-#include "xla/service/remat/greedy_recompute.h"
+#include "xla/service/remat/compact_layout.h"
+#include "xla/service/remat/remat_dump.h"
+#include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_schedule.h"
 #include "xla/service/remat/xla_baseline.h"
@@ -55,6 +57,32 @@ absl::Status VerifyModule(HloModule* module) {
   return absl::OkStatus();
 }
 
+PlannerConfig PlannerConfigFor(const RematOptions& options) {
+  PlannerConfig config;
+  config.target_bytes = options.memory_limit_bytes;
+  config.min_candidate_bytes = options.small_node_limit_bytes();
+  const RematAlgorithm a = options.algorithm;
+  config.recompute = a != RematAlgorithm::kCompress;
+  config.compress = a == RematAlgorithm::kCompress ||
+                    a == RematAlgorithm::kStandardCompress;
+  config.chains = a == RematAlgorithm::kPath;
+  return config;
+}
+
+// True when some value of the entry computation has a smaller compact form.
+bool AnyValueCompressible(const HloModule& module, const SizeFunction& size_fn,
+                          int64_t min_bytes) {
+  for (const HloInstruction* instruction :
+       module.entry_computation()->instructions()) {
+    if (size_fn(instruction->shape()) <= min_bytes) continue;
+    if (CompactShape(instruction->shape(), size_fn).has_value()) return true;
+  }
+  return false;
+}
+
+constexpr char kNothingCompact[] =
+    "no value has a smaller compact form under this size function";
+
 }  // namespace
 
 absl::StatusOr<RematReport> RunRemat(HloModule* module,
@@ -69,6 +97,21 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.note = "pass disabled";
     return report;
   }
+  const bool dumping = options.dump_dot || options.dump_memlog;
+  if (dumping && options.dump_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--xla_rematerialization_dump_dot and --xla_rematerialization_dump_memlog "
+        "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
+        "hlo-remat");
+  }
+  bool before_dumped = false;
+  auto dump_before = [&]() -> absl::Status {
+    if (!options.dump_dot || before_dumped) return absl::OkStatus();
+    before_dumped = true;
+    return WriteDotGraph(*module, size_fn, report,
+                         DumpPath(options.dump_dir, report.module,
+                                  "before_remat.dot"));
+  };
   const auto start = std::chrono::steady_clock::now();
   report.instructions_before = CountInstructions(*module);
   TF_ASSIGN_OR_RETURN(report.flops_before, ModuleFlops(*module, size_fn));
@@ -77,6 +120,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.peak_before_bytes = before.peak_bytes;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
                         HeapSimulatorPeak(*module, size_fn));
+    TF_RETURN_IF_ERROR(dump_before());
   }
 
   auto finish = [&]() -> absl::StatusOr<RematReport> {
@@ -91,12 +135,31 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.pass_seconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count();
+    if (options.dump_dot) {
+      TF_RETURN_IF_ERROR(WriteDotGraph(
+          *module, size_fn, report,
+          DumpPath(options.dump_dir, report.module, "after_remat.dot")));
+    }
+    if (options.dump_memlog) {
+      TF_RETURN_IF_ERROR(WriteMemoryLog(
+          *module, size_fn, report,
+          DumpPath(options.dump_dir, report.module, "remat_memlog.txt")));
+    }
     return report;
   };
 
   if (module->has_schedule() && options.memory_limit_bytes > 0 &&
       report.heap_sim_before_bytes <= options.memory_limit_bytes) {
     report.note = "peak already within the budget: nothing done";
+    report.scheduler_chosen = "unchanged";
+    report.peak_scheduled_bytes = report.peak_before_bytes;
+    report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
+    return finish();
+  }
+  if (options.algorithm == RematAlgorithm::kCompress && module->has_schedule() &&
+      !AnyValueCompressible(*module, size_fn,
+                            options.small_node_limit_bytes())) {
+    report.note = absl::StrCat(kNothingCompact, ": nothing done");
     report.scheduler_chosen = "unchanged";
     report.peak_scheduled_bytes = report.peak_before_bytes;
     report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
@@ -114,39 +177,39 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.peak_before_bytes = report.peak_scheduled_bytes;
     report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
   }
+  TF_RETURN_IF_ERROR(dump_before());
 
-  switch (options.algorithm) {
-    case RematAlgorithm::kStandard: {
-      HloCostAnalysis costs(size_fn);
-      TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs));
-      GreedyRecomputeConfig config;
-      config.target_bytes = options.memory_limit_bytes;
-      config.min_candidate_bytes = options.small_node_limit_bytes();
-      TF_ASSIGN_OR_RETURN(GreedyRecomputeResult result,
-                          RunGreedyRecompute(module, config, size_fn, costs));
-      report.instructions_added = result.instructions_added;
-      report.recomputed = result.recomputed;
-      report.pinned = result.pinned;
-      report.decisions = std::move(result.decisions);
-      break;
+  if (options.algorithm == RematAlgorithm::kXla) {
+    const int64_t added_before = CountInstructions(*module);
+    TF_ASSIGN_OR_RETURN(
+        XlaBaselineResult result,
+        RunXlaRematerialization(module, options.memory_limit_bytes,
+                                options.small_node_limit_bytes(), size_fn));
+    report.instructions_added =
+        std::max<int64_t>(0, CountInstructions(*module) - added_before);
+    report.note = absl::StrCat("HloRematerialization counted ",
+                               result.reported_before_bytes, " -> ",
+                               result.reported_after_bytes, " bytes");
+  } else {
+    HloCostAnalysis costs(size_fn);
+    TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs));
+    TF_ASSIGN_OR_RETURN(
+        PlannerResult result,
+        RunRematPlanner(module, PlannerConfigFor(options), size_fn, costs));
+    report.instructions_added = result.instructions_added;
+    report.recomputed = result.recomputed;
+    report.compressed = result.compressed;
+    report.undone = result.undone;
+    report.pinned = result.pinned;
+    report.decisions = std::move(result.decisions);
+    if (options.algorithm == RematAlgorithm::kPath) {
+      report.note = absl::StrCat(result.articulation_points,
+                                 " articulation points");
     }
-    case RematAlgorithm::kXla: {
-      const int64_t added_before = CountInstructions(*module);
-      TF_ASSIGN_OR_RETURN(
-          XlaBaselineResult result,
-          RunXlaRematerialization(module, options.memory_limit_bytes,
-                                  options.small_node_limit_bytes(), size_fn));
-      report.instructions_added =
-          std::max<int64_t>(0, CountInstructions(*module) - added_before);
-      report.note = absl::StrCat("HloRematerialization counted ",
-                                 result.reported_before_bytes, " -> ",
-                                 result.reported_after_bytes, " bytes");
-      break;
+    if (options.algorithm == RematAlgorithm::kStandardCompress &&
+        result.compressible == 0) {
+      report.note = kNothingCompact;
     }
-    default:
-      return absl::UnimplementedError(absl::StrCat(
-          "--xla_rematerialization_algorithm=", report.algorithm,
-          " is not available in this build; use standard or xla"));
   }
   TF_RETURN_IF_ERROR(VerifyModule(module));
   return finish();

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -34,6 +35,14 @@ std::string Quote(absl::string_view s) {
 std::string Number(double v) {
   if (!std::isfinite(v)) return "null";
   return absl::StrFormat("%.17g", v);
+}
+
+std::string NameList(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", Quote(names[i]));
+  }
+  return out;
 }
 
 }  // namespace
@@ -74,6 +83,7 @@ std::string RematReport::ToJson() const {
                     Quote(d.action), ", \"value\": ", Quote(d.value),
                     ", \"result\": ", Quote(d.result), ", \"at\": ",
                     Quote(d.at), ", \"before\": ", Quote(d.before),
+                    ", \"instructions\": [", NameList(d.instructions), "]",
                     ", \"bytes_saved\": ", d.bytes_saved,
                     ", \"cost\": ", Number(d.cost), "}");
   }

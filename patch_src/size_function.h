@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "xla/shape.h"
 #include "xla/shape_util.h"
 
@@ -20,6 +22,15 @@ inline int64_t PlainBytes(const Shape& shape) {
   }
   return 0;  // tokens, opaque
 }
+
+// Bytes on a target that stores arrays in tiles of `rows` x `cols` elements
+// over the two most-minor dimensions of the layout (as TPUs do with 8x128):
+// the minor dimension is padded to `cols`, the second-minor to `rows`. This
+// is where a layout change can save memory without losing a bit.
+SizeFunction TiledBytes(int64_t rows, int64_t cols);
+
+// "plain", "tiled" (8x128) or "tiled:RxC".
+absl::StatusOr<SizeFunction> ParseSizeFunction(absl::string_view text);
 
 }  // namespace remat
 }  // namespace xla

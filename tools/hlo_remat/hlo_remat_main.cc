@@ -33,7 +33,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] "
-    "[--dump-dir DIR] [--check-numerics [--numerics-reference REF.hlo]] "
+    "[--dump-dir DIR] [--size-function plain|tiled|tiled:RxC] "
+    "[--check-numerics [--numerics-reference REF.hlo]] "
     "[--xla_rematerialization_*=...]\n"
     "flags: ";
 
@@ -42,6 +43,7 @@ struct CliArgs {
   std::string output;
   std::string report;
   std::string dump_dir;
+  std::string size_function = "plain";
   bool check_numerics = false;
   // Compare against this module instead of the input (tests the checker).
   std::string numerics_reference;
@@ -61,6 +63,7 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
       {"--output", &args.output},
       {"--report", &args.report},
       {"--dump-dir", &args.dump_dir},
+      {"--size-function", &args.size_function},
       {"--numerics-reference", &args.numerics_reference},
   };
   for (int i = 1; i < argc; ++i) {
@@ -166,6 +169,10 @@ int main(int argc, char** argv) {
   options.enabled = true;
   options.dump_dir = args->dump_dir;
 
+  absl::StatusOr<xla::remat::SizeFunction> size_fn =
+      xla::remat::ParseSizeFunction(args->size_function);
+  if (!size_fn.ok()) return Fail(2, std::string(size_fn.status().message()));
+
   absl::StatusOr<std::unique_ptr<xla::HloModule>> module =
       ReadModule(args->input);
   if (!module.ok()) return Fail(2, std::string(module.status().message()));
@@ -182,7 +189,7 @@ int main(int argc, char** argv) {
   }
 
   absl::StatusOr<xla::remat::RematReport> report = xla::remat::RunRemat(
-      module->get(), options, xla::remat::PlainBytes);
+      module->get(), options, *size_fn);
   if (!report.ok()) {
     const bool user_error = absl::IsUnimplemented(report.status()) ||
                             absl::IsFailedPrecondition(report.status()) ||

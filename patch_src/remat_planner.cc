@@ -1,0 +1,1002 @@
+#include "xla/service/remat/remat_planner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "xla/hlo/analysis/alias_info.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_input_output_alias_config.h"
+#include "xla/hlo/ir/hlo_opcode.h"
+#include "xla/hlo/ir/hlo_schedule.h"
+#include "xla/service/remat/articulation_points.h"
+#include "xla/service/remat/compact_layout.h"
+#include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/range_max_tree.h"
+#include "xla/service/remat/remat_candidates.h"
+#include "xla/shape_util.h"
+#include "xla/tsl/platform/errors.h"
+#include "xla/tsl/platform/statusor.h"
+
+namespace xla {
+namespace remat {
+
+double RecomputeCost(const HloCostAnalysis& costs,
+                     const HloInstruction& instruction) {
+  double flops = std::max<double>(0, costs.flop_count(instruction)) +
+                 std::max<double>(0, costs.transcendental_count(instruction));
+  double bytes = std::max<double>(0, costs.bytes_accessed(instruction));
+  return 1.0 + flops + bytes / 4.0;
+}
+
+namespace {
+
+struct Use {
+  HloInstruction* user;
+  int64_t operand_no;
+  HloInstruction* via;  // the producer itself or one of its bitcasts
+  int pos;
+};
+
+// A value the planner may move: an array defined by one instruction, seen
+// through the bitcasts of it.
+struct Value {
+  HloInstruction* instruction = nullptr;
+  const HloInstruction* origin = nullptr;  // the instruction first cloned
+  int buffer = -1;
+  int def = 0;
+  std::vector<Use> uses;
+  bool movable = true;
+  bool dead = false;
+  bool active = false;
+  int generation = 0;
+  double cost = 0;  // of producing it once more
+};
+
+// Two copies of a value cost what they move.
+double CopyCost(int64_t bytes_in, int64_t bytes_out) {
+  return 1.0 + static_cast<double>(bytes_in + bytes_out) / 4.0;
+}
+
+enum class MoveKind { kRecompute, kCompress };
+
+struct Candidate {
+  MoveKind kind = MoveKind::kRecompute;
+  int value = -1;
+  int first_late = 0;
+  int64_t gain = 0;
+  double cost = 0;
+  // Recompute: values cloned at first_late, operands first, `value` last.
+  std::vector<int> chain;
+  // Compress: where the compact copy goes and its shape.
+  int compress_slot = 0;
+  std::optional<Shape> compact;
+};
+
+// Everything one move changed, so that it can be taken back.
+struct AppliedMove {
+  int decision = -1;
+  MoveKind kind = MoveKind::kRecompute;
+  std::vector<std::tuple<int, int, int64_t>> memory_adds;
+  std::vector<std::pair<int, int>> old_ends;       // buffer, end before
+  std::vector<std::pair<int, int>> old_touches;    // buffer, toucher before
+  struct Redirect {
+    HloInstruction* user;
+    int64_t operand_no;
+    HloInstruction* old_operand;
+  };
+  std::vector<Redirect> redirects;
+  int original = -1;
+  std::vector<Use> original_uses;
+  bool original_dead = false;
+  std::vector<int> new_values;
+  std::vector<int> operand_values;  // values given a use by a new instruction
+  std::vector<HloInstruction*> new_instructions;
+  int clones = 0;
+  int64_t bytes_saved = 0;
+  double cost = 0;
+  bool undone = false;
+};
+
+class Planner {
+ public:
+  Planner(HloModule* module, const PlannerConfig& config,
+          const SizeFunction& size_fn, const HloCostAnalysis& costs)
+      : module_(module),
+        computation_(module->entry_computation()),
+        config_(config),
+        size_fn_(size_fn),
+        costs_(costs) {}
+
+  absl::Status Init();
+  void Sweep();
+  void UndoChains();
+  absl::StatusOr<PlannerResult> Materialize();
+
+ private:
+  int64_t BufferSize(int b) const { return buffer_size_[b]; }
+  int End(int b) const { return buffer_end_[b]; }
+  std::vector<int> BuffersOf(const HloInstruction* instruction) const;
+  // The version of `operand` a clone placed at `slot` should read.
+  HloInstruction* ChooseOperand(HloInstruction* operand, int slot) const;
+  // Checks shared by every move of value `index` at position p; sets the
+  // first later use.
+  bool Movable(int index, int p, int& first_late) const;
+  bool EvaluateRecompute(int index, int p, bool chains, Candidate& out) const;
+  bool EvaluateCompress(int index, int p, Candidate& out) const;
+  // Adds the operands of `index` a clone at `u` reads to the chain or to the
+  // extension held across p. False when the clone cannot read them there.
+  bool CollectOperands(int index, int p, int u, bool chains,
+                       std::vector<int>& chain,
+                       absl::flat_hash_set<int>& in_chain,
+                       absl::flat_hash_set<int>& seen,
+                       int64_t& extension) const;
+  bool ChainLink(int index) const;
+  void Apply(const Candidate& candidate, int p);
+  HloInstruction* PlaceClone(int index, int u,
+                             const absl::flat_hash_map<const HloInstruction*,
+                                                       HloInstruction*>& chain,
+                             int& fresh_index);
+  int RegisterValue(HloInstruction* instruction, const HloInstruction* origin,
+                    int buffer, int def, int generation, double cost);
+  double ValueCost(int index) const { return values_[index].cost; }
+  HloInstruction* PlaceCopy(HloInstruction* source, const Shape& shape,
+                            int slot, int end, int& buffer);
+  void GuardReads(HloInstruction* reader, const HloInstruction* read);
+  void RedirectLateUses(int original, HloInstruction* replacement,
+                        int fresh_index, int p, int u);
+  void Revert(AppliedMove& move);
+  bool Undoable(int move_index) const;
+  void Activate(int value);
+  HloInstruction* BitcastOf(HloInstruction* clone, const Shape& shape,
+                            int slot);
+  int AddBuffer(int64_t size, int def, int end, bool live_to_end);
+  void AddMemory(int lo, int hi, int64_t delta);
+  void SetEnd(int b, int end);
+  void Touch(int b);
+  void MarkOverwrittenBuffers();
+
+  HloModule* module_;
+  HloComputation* computation_;
+  PlannerConfig config_;
+  const SizeFunction& size_fn_;
+  const HloCostAnalysis& costs_;
+
+  std::unique_ptr<ComputationMemory> memory_;
+  std::vector<HloInstruction*> sequence_;
+  int n_ = 0;
+  std::vector<int64_t> buffer_size_;
+  std::vector<int> buffer_end_;
+  std::vector<bool> buffer_live_to_end_;
+  // Slot from which a buffer's contents are gone: no clone placed after it
+  // may read the buffer. n_ when nothing overwrites it.
+  std::vector<int> buffer_overwritten_at_;
+  // The instruction that overwrites the buffer (nullptr: none known). A
+  // clone reading the buffer gets a control edge to it, so that a later
+  // scheduler cannot move the write before the read.
+  std::vector<HloInstruction*> buffer_writer_;
+  std::vector<std::pair<HloInstruction*, HloInstruction*>> guards_;
+  // The last move that read or changed the buffer; -1 for none.
+  std::vector<int> buffer_touched_by_;
+  std::vector<Value> values_;
+  absl::flat_hash_map<const HloInstruction*, int> value_of_;
+  absl::flat_hash_map<const HloInstruction*, std::vector<int>> extra_sources_;
+  absl::flat_hash_map<const HloInstruction*, std::vector<int>> versions_;
+  absl::flat_hash_set<const HloInstruction*> articulation_;
+  std::vector<std::vector<int>> values_by_def_;
+  std::vector<std::vector<HloInstruction*>> clones_at_slot_;
+  std::vector<std::pair<HloInstruction*, int>> pins_;  // clone, trigger slot
+  absl::flat_hash_map<std::pair<const HloInstruction*, std::string>,
+                      HloInstruction*>
+      bitcasts_;
+  absl::flat_hash_set<const HloInstruction*> removed_;
+  std::vector<int> active_;
+  std::unique_ptr<RangeMaxTree> mem_;
+  std::vector<AppliedMove> moves_;
+  AppliedMove* current_ = nullptr;  // the move being applied
+  PlannerResult result_;
+  int current_p_ = 0;
+};
+
+int Planner::AddBuffer(int64_t size, int def, int end, bool live_to_end) {
+  buffer_size_.push_back(size);
+  buffer_end_.push_back(std::max(def, end));
+  buffer_live_to_end_.push_back(live_to_end);
+  buffer_overwritten_at_.push_back(n_);
+  buffer_writer_.push_back(nullptr);
+  buffer_touched_by_.push_back(-1);
+  const int b = static_cast<int>(buffer_size_.size()) - 1;
+  Touch(b);
+  return b;
+}
+
+void Planner::AddMemory(int lo, int hi, int64_t delta) {
+  mem_->Add(lo, hi, delta);
+  if (current_ != nullptr) current_->memory_adds.push_back({lo, hi, delta});
+}
+
+void Planner::SetEnd(int b, int end) {
+  if (current_ != nullptr) current_->old_ends.push_back({b, buffer_end_[b]});
+  buffer_end_[b] = end;
+  Touch(b);
+}
+
+void Planner::Touch(int b) {
+  if (current_ == nullptr) return;
+  const int move = static_cast<int>(moves_.size()) - 1;
+  if (buffer_touched_by_[b] == move) return;
+  current_->old_touches.push_back({b, buffer_touched_by_[b]});
+  buffer_touched_by_[b] = move;
+}
+
+void Planner::MarkOverwrittenBuffers() {
+  auto mark = [&](int id, int slot, int writer) {
+    if (slot < buffer_overwritten_at_[id]) {
+      buffer_overwritten_at_[id] = slot;
+      buffer_writer_[id] = writer < n_ ? sequence_[writer] : nullptr;
+    }
+  };
+  // In-place instructions (dynamic-update-slice, scatter, in-place
+  // fusions...) write over an operand's buffer; a clone placed right before
+  // the writer still reads the old contents.
+  AliasInfo alias_info;
+  for (int pos = 0; pos < n_; ++pos) {
+    const HloInstruction* instruction = sequence_[pos];
+    for (const auto& [operand, unused] :
+         alias_info.GetInPlaceInputOutputPairs(instruction)) {
+      for (int id : memory_->Sources(
+               instruction->operand(operand.operand_number),
+               operand.operand_index)) {
+        mark(id, pos, pos);
+      }
+    }
+  }
+  // Donated parameters (input_output_alias, e.g. weights the optimizer
+  // updates) are overwritten by the earliest definition of an output aliased
+  // with them; clones reading one stay strictly before that definition's
+  // slot. No known writer: treated as overwritten from the start.
+  module_->input_output_alias_config().ForEachAlias(
+      [&](const ShapeIndex& output_index,
+          const HloInputOutputAliasConfig::Alias& alias) {
+        int writer = 0;
+        const std::vector<int>& ids =
+            memory_->Sources(computation_->root_instruction(), output_index);
+        if (!ids.empty()) {
+          writer = n_;
+          for (int id : ids) {
+            writer = std::min(writer, memory_->buffers()[id].def_pos);
+          }
+        }
+        const HloInstruction* parameter =
+            computation_->parameter_instruction(alias.parameter_number);
+        for (int id : memory_->AllSources(parameter)) {
+          mark(id, writer - 1, writer);
+        }
+      });
+}
+
+absl::Status Planner::Init() {
+  sequence_ = module_->schedule().sequence(computation_).instructions();
+  n_ = static_cast<int>(sequence_.size());
+  TF_ASSIGN_OR_RETURN(auto called, CalledComputationPeaks(*module_, size_fn_));
+  TF_ASSIGN_OR_RETURN(ComputationMemory memory,
+                      ComputationMemory::Build(computation_, sequence_,
+                                               /*is_entry=*/true, size_fn_,
+                                               called));
+  memory_ = std::make_unique<ComputationMemory>(std::move(memory));
+  for (const TrackedBuffer& b : memory_->buffers()) {
+    AddBuffer(b.size, b.def_pos, memory_->LastPosition(b), b.live_to_end);
+  }
+  values_by_def_.assign(n_, {});
+  clones_at_slot_.assign(n_, {});
+  MarkOverwrittenBuffers();
+  if (config_.chains) {
+    articulation_ = ArticulationPoints(*computation_);
+    result_.articulation_points = static_cast<int>(articulation_.size());
+  }
+  for (int pos = 0; pos < n_; ++pos) {
+    HloInstruction* instruction = sequence_[pos];
+    if (!IsRecomputable(instruction)) continue;
+    const std::vector<int>& ids = memory_->Sources(instruction, {});
+    if (ids.size() != 1) continue;
+    const int b = ids[0];
+    if (memory_->buffers()[b].defining != instruction) continue;
+    if (buffer_live_to_end_[b]) continue;
+    if (BufferSize(b) <= config_.min_candidate_bytes) continue;
+    Value v;
+    v.instruction = instruction;
+    v.origin = instruction;
+    v.buffer = b;
+    v.def = pos;
+    // The group: the producer and every bitcast of it, transitively.
+    std::vector<HloInstruction*> group = {instruction};
+    for (size_t i = 0; i < group.size(); ++i) {
+      for (HloInstruction* user : group[i]->users()) {
+        if (user->opcode() == HloOpcode::kBitcast) {
+          if (!user->control_successors().empty()) v.movable = false;
+          group.push_back(user);
+          continue;
+        }
+        const HloOpcode op = user->opcode();
+        if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement ||
+            op == HloOpcode::kWhile || op == HloOpcode::kAddDependency ||
+            op == HloOpcode::kOptimizationBarrier ||
+            op == HloOpcode::kDomain) {
+          v.movable = false;  // its later uses cannot be redirected alone
+        }
+        for (int64_t k : user->OperandIndices(group[i])) {
+          v.uses.push_back({user, k, group[i], memory_->Position(user)});
+        }
+      }
+    }
+    v.cost = RecomputeCost(costs_, *instruction);
+    if (CompactShape(instruction->shape(), size_fn_).has_value()) {
+      ++result_.compressible;
+    }
+    const int index = static_cast<int>(values_.size());
+    values_.push_back(std::move(v));
+    for (HloInstruction* member : group) value_of_[member] = index;
+    versions_[instruction].push_back(index);
+    values_by_def_[pos].push_back(index);
+  }
+  mem_ = std::make_unique<RangeMaxTree>(memory_->profile());
+  result_.initial_peak_bytes = mem_->Max();
+  return absl::OkStatus();
+}
+
+std::vector<int> Planner::BuffersOf(const HloInstruction* instruction) const {
+  auto it = extra_sources_.find(instruction);
+  if (it != extra_sources_.end()) return it->second;
+  return memory_->AllSources(instruction);
+}
+
+HloInstruction* Planner::ChooseOperand(HloInstruction* operand,
+                                       int slot) const {
+  auto it = value_of_.find(operand);
+  if (it == value_of_.end() || values_[it->second].instruction != operand) {
+    return operand;
+  }
+  auto vit = versions_.find(values_[it->second].origin);
+  if (vit == versions_.end()) return operand;
+  HloInstruction* best = operand;
+  int best_end = End(values_[it->second].buffer);
+  for (int version : vit->second) {
+    const Value& v = values_[version];
+    if (v.dead || v.def >= slot) continue;
+    // Same shape is guaranteed: every version copies the same producer.
+    if (End(v.buffer) > best_end) {
+      best = v.instruction;
+      best_end = End(v.buffer);
+    }
+  }
+  return best;
+}
+
+bool Planner::Movable(int index, int p, int& first_late) const {
+  const Value& v = values_[index];
+  if (v.dead || !v.movable || v.def >= p) return false;
+  if (v.generation >= config_.max_generations) return false;
+  const int b = v.buffer;
+  if (buffer_live_to_end_[b] || End(b) <= p) return false;
+  first_late = n_;
+  for (const Use& use : v.uses) {
+    if (use.pos == p) return false;  // needed right here
+    if (use.pos > p) first_late = std::min(first_late, use.pos);
+  }
+  return first_late < n_;
+}
+
+bool Planner::ChainLink(int index) const {
+  const Value& v = values_[index];
+  return !v.dead && v.generation < config_.max_generations &&
+         !articulation_.contains(v.origin);
+}
+
+bool Planner::CollectOperands(int index, int p, int u, bool chains,
+                              std::vector<int>& chain,
+                              absl::flat_hash_set<int>& in_chain,
+                              absl::flat_hash_set<int>& seen,
+                              int64_t& extension) const {
+  for (HloInstruction* operand : values_[index].instruction->operands()) {
+    HloInstruction* chosen = ChooseOperand(operand, u);
+    const std::vector<int> ids = BuffersOf(chosen);
+    bool held_across_p = false;
+    for (int k : ids) {
+      if (buffer_overwritten_at_[k] < u) return false;
+      if (BufferSize(k) > 0 && !buffer_live_to_end_[k] && End(k) < p) {
+        held_across_p = true;
+      }
+    }
+    if (held_across_p && chains &&
+        static_cast<int>(chain.size()) + 2 <= config_.max_chain_length) {
+      auto it = value_of_.find(chosen);
+      if (it != value_of_.end() && values_[it->second].instruction == chosen &&
+          ChainLink(it->second)) {
+        if (in_chain.contains(it->second)) continue;
+        // Try the link on copies; keep the extension if it cannot be cloned.
+        std::vector<int> chain_try = chain;
+        absl::flat_hash_set<int> in_chain_try = in_chain;
+        absl::flat_hash_set<int> seen_try = seen;
+        int64_t extension_try = extension;
+        in_chain_try.insert(it->second);
+        if (CollectOperands(it->second, p, u, chains, chain_try, in_chain_try,
+                            seen_try, extension_try)) {
+          chain_try.push_back(it->second);
+          chain = std::move(chain_try);
+          in_chain = std::move(in_chain_try);
+          seen = std::move(seen_try);
+          extension = extension_try;
+          continue;
+        }
+      }
+    }
+    for (int k : ids) {
+      if (!seen.insert(k).second) continue;
+      if (BufferSize(k) == 0 || buffer_live_to_end_[k]) continue;
+      if (End(k) < p) extension += BufferSize(k);
+    }
+  }
+  return true;
+}
+
+bool Planner::EvaluateRecompute(int index, int p, bool chains,
+                                Candidate& out) const {
+  int first_late = 0;
+  if (!Movable(index, p, first_late)) return false;
+  std::vector<int> chain;
+  absl::flat_hash_set<int> in_chain = {index};
+  absl::flat_hash_set<int> seen;
+  int64_t extension = 0;
+  if (!CollectOperands(index, p, first_late, chains, chain, in_chain, seen,
+                       extension)) {
+    return false;
+  }
+  if (chains && chain.empty()) return false;  // same as the plain move
+  chain.push_back(index);
+  const int64_t gain = BufferSize(values_[index].buffer) - extension;
+  if (gain <= 0) return false;
+  out = Candidate();
+  out.kind = MoveKind::kRecompute;
+  out.value = index;
+  out.first_late = first_late;
+  out.gain = gain;
+  for (int member : chain) out.cost += ValueCost(member);
+  out.chain = std::move(chain);
+  return true;
+}
+
+bool Planner::EvaluateCompress(int index, int p, Candidate& out) const {
+  int first_late = 0;
+  if (!Movable(index, p, first_late)) return false;
+  const Value& v = values_[index];
+  std::optional<Shape> compact = CompactShape(v.instruction->shape(), size_fn_);
+  if (!compact.has_value()) return false;
+  int last_early = v.def;
+  for (const Use& use : v.uses) {
+    if (use.pos < p) last_early = std::max(last_early, use.pos);
+  }
+  // The compact copy reads the value at its slot; it must be behind p to
+  // free anything there.
+  const int slot = last_early + 1;
+  if (slot >= p) return false;
+  const int64_t size = BufferSize(v.buffer);
+  const int64_t compact_size = size_fn_(*compact);
+  out = Candidate();
+  out.kind = MoveKind::kCompress;
+  out.value = index;
+  out.first_late = first_late;
+  out.gain = size - compact_size;
+  out.cost = 2 * CopyCost(size, compact_size);
+  out.compress_slot = slot;
+  out.compact = std::move(compact);
+  return true;
+}
+
+void Planner::Activate(int index) {
+  Value& v = values_[index];
+  if (v.active || v.dead) return;
+  v.active = true;
+  active_.push_back(index);
+}
+
+HloInstruction* Planner::BitcastOf(HloInstruction* clone, const Shape& shape,
+                                   int slot) {
+  auto key = std::make_pair(static_cast<const HloInstruction*>(clone),
+                            ShapeUtil::HumanStringWithLayout(shape));
+  auto it = bitcasts_.find(key);
+  if (it != bitcasts_.end()) return it->second;
+  HloInstruction* bitcast = computation_->AddInstruction(
+      HloInstruction::CreateBitcast(shape, clone));
+  bitcasts_[key] = bitcast;
+  extra_sources_[bitcast] = extra_sources_[clone];
+  value_of_[bitcast] = value_of_[clone];
+  clones_at_slot_[slot].push_back(bitcast);
+  current_->new_instructions.push_back(bitcast);
+  ++result_.instructions_added;
+  return bitcast;
+}
+
+int Planner::RegisterValue(HloInstruction* instruction,
+                           const HloInstruction* origin, int buffer, int def,
+                           int generation, double cost) {
+  Value fresh;
+  fresh.instruction = instruction;
+  fresh.origin = origin;
+  fresh.buffer = buffer;
+  fresh.def = def;
+  fresh.generation = generation;
+  fresh.cost = cost;
+  const int index = static_cast<int>(values_.size());
+  values_.push_back(std::move(fresh));
+  value_of_[instruction] = index;
+  versions_[origin].push_back(index);
+  values_by_def_[def].push_back(index);
+  current_->new_values.push_back(index);
+  return index;
+}
+
+HloInstruction* Planner::PlaceClone(
+    int index, int u,
+    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& chain,
+    int& fresh_index) {
+  const Value original = values_[index];  // copy: values_ grows below
+  const int64_t size = BufferSize(original.buffer);
+  HloInstruction* clone = computation_->AddInstruction(
+      original.instruction->Clone("remat"));
+  for (HloInstruction* pred : original.instruction->control_predecessors()) {
+    (void)pred->AddControlDependencyTo(clone);
+  }
+  const int buffer = AddBuffer(size, u, u, /*live_to_end=*/false);
+  AddMemory(u, u, size);
+  extra_sources_[clone] = {buffer};
+  clones_at_slot_[u].push_back(clone);
+  current_->new_instructions.push_back(clone);
+  ++result_.instructions_added;
+  fresh_index = RegisterValue(clone, original.origin, buffer, u,
+                              original.generation + 1, original.cost);
+
+  // Operands: a clone of the same chain, or the version of the value that
+  // lives longest, held until the clone runs.
+  for (int64_t k = 0; k < clone->operand_count(); ++k) {
+    HloInstruction* operand = clone->mutable_operand(k);
+    HloInstruction* chosen = ChooseOperand(operand, u);
+    auto link = chain.find(chosen);
+    if (link != chain.end()) {
+      (void)clone->ReplaceOperandWith(k, link->second);
+      values_[value_of_[link->second]].uses.push_back({clone, k, link->second, u});
+      continue;
+    }
+    if (chosen != operand) (void)clone->ReplaceOperandWith(k, chosen);
+    auto vit = value_of_.find(chosen);
+    if (vit != value_of_.end()) {
+      values_[vit->second].uses.push_back({clone, k, chosen, u});
+      current_->operand_values.push_back(vit->second);
+      if (values_[vit->second].def < current_p_) Activate(vit->second);
+    }
+    GuardReads(clone, chosen);
+    for (int kb : BuffersOf(chosen)) {
+      if (BufferSize(kb) == 0 || buffer_live_to_end_[kb]) continue;
+      Touch(kb);
+      if (End(kb) < u) {
+        AddMemory(End(kb) + 1, u, BufferSize(kb));
+        SetEnd(kb, u);
+      }
+    }
+  }
+  pins_.push_back({clone, current_p_});
+  return clone;
+}
+
+void Planner::GuardReads(HloInstruction* reader, const HloInstruction* read) {
+  for (int k : BuffersOf(read)) {
+    if (buffer_writer_[k] != nullptr && buffer_writer_[k] != reader) {
+      guards_.push_back({reader, buffer_writer_[k]});
+    }
+  }
+}
+
+HloInstruction* Planner::PlaceCopy(HloInstruction* source, const Shape& shape,
+                                   int slot, int end, int& buffer) {
+  HloInstruction* copy = computation_->AddInstruction(
+      HloInstruction::CreateUnary(shape, HloOpcode::kCopy, source));
+  GuardReads(copy, source);
+  const int64_t size = size_fn_(shape);
+  buffer = AddBuffer(size, slot, end, /*live_to_end=*/false);
+  AddMemory(slot, end, size);
+  extra_sources_[copy] = {buffer};
+  clones_at_slot_[slot].push_back(copy);
+  current_->new_instructions.push_back(copy);
+  ++result_.instructions_added;
+  return copy;
+}
+
+void Planner::RedirectLateUses(int original, HloInstruction* replacement,
+                               int fresh_index, int p, int u) {
+  const std::vector<Use> uses = values_[original].uses;
+  const HloInstruction* producer = values_[original].instruction;
+  std::vector<Use> early;
+  int replacement_end = u;
+  for (const Use& use : uses) {
+    if (use.pos <= p) {
+      early.push_back(use);
+      continue;
+    }
+    HloInstruction* target =
+        use.via == producer ? replacement
+                            : BitcastOf(replacement, use.via->shape(), u);
+    current_->redirects.push_back(
+        {use.user, use.operand_no, use.user->mutable_operand(use.operand_no)});
+    (void)use.user->ReplaceOperandWith(use.operand_no, target);
+    values_[fresh_index].uses.push_back(
+        {use.user, use.operand_no, target, use.pos});
+    replacement_end = std::max(replacement_end, use.pos);
+  }
+  const int fresh_buffer = values_[fresh_index].buffer;
+  AddMemory(u + 1, replacement_end, BufferSize(fresh_buffer));
+  SetEnd(fresh_buffer, replacement_end);
+
+  Value& v = values_[original];
+  const int b = v.buffer;
+  const int old_end = End(b);
+  if (early.empty()) {
+    // No use left before the trigger point: the producer goes away.
+    v.dead = true;
+    AddMemory(v.def, old_end, -BufferSize(b));
+    SetEnd(b, v.def);
+  } else {
+    int new_end = v.def;
+    for (const Use& use : early) new_end = std::max(new_end, use.pos);
+    AddMemory(new_end + 1, old_end, -BufferSize(b));
+    SetEnd(b, new_end);
+  }
+  v.uses = std::move(early);
+}
+
+void Planner::Apply(const Candidate& candidate, int p) {
+  const int u = candidate.first_late;
+  moves_.emplace_back();
+  current_ = &moves_.back();
+  current_->kind = candidate.kind;
+  current_->original = candidate.value;
+  current_->original_uses = values_[candidate.value].uses;
+  current_->original_dead = values_[candidate.value].dead;
+  current_->bytes_saved = candidate.gain;
+  current_->cost = candidate.cost;
+  // Touch the moved buffer first so that its old toucher is restored on undo.
+  Touch(values_[candidate.value].buffer);
+
+  HloInstruction* provider = nullptr;
+  if (candidate.kind == MoveKind::kRecompute) {
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> chain;
+    int fresh = -1;
+    for (int member : candidate.chain) {
+      provider = PlaceClone(member, u, chain, fresh);
+      chain[values_[member].instruction] = provider;
+    }
+    RedirectLateUses(candidate.value, provider, fresh, p, u);
+    current_->clones = static_cast<int>(candidate.chain.size());
+    result_.recomputed += current_->clones;
+  } else {
+    HloInstruction* producer = values_[candidate.value].instruction;
+    int compact_buffer = -1, expand_buffer = -1;
+    HloInstruction* compact =
+        PlaceCopy(producer, *candidate.compact, candidate.compress_slot, u,
+                  compact_buffer);
+    values_[candidate.value].uses.push_back(
+        {compact, 0, producer, candidate.compress_slot});
+    provider = PlaceCopy(compact, producer->shape(), u, u, expand_buffer);
+    const int fresh = RegisterValue(
+        provider, provider, expand_buffer, u,
+        values_[candidate.value].generation + 1,
+        CopyCost(BufferSize(expand_buffer), BufferSize(compact_buffer)));
+    pins_.push_back({provider, p});
+    RedirectLateUses(candidate.value, provider, fresh, p, u);
+    ++result_.compressed;
+  }
+
+  RematDecision d;
+  d.action = candidate.kind == MoveKind::kRecompute ? "recompute" : "compress";
+  d.value = std::string(values_[candidate.value].instruction->name());
+  d.result = std::string(provider->name());
+  d.at = std::string(sequence_[p]->name());
+  d.before = std::string(sequence_[u]->name());
+  for (const HloInstruction* added : current_->new_instructions) {
+    d.instructions.push_back(std::string(added->name()));
+  }
+  d.bytes_saved = candidate.gain;
+  d.cost = candidate.cost;
+  current_->decision = static_cast<int>(result_.decisions.size());
+  result_.decisions.push_back(std::move(d));
+  current_ = nullptr;
+}
+
+void Planner::Revert(AppliedMove& move) {
+  for (auto it = move.memory_adds.rbegin(); it != move.memory_adds.rend();
+       ++it) {
+    mem_->Add(std::get<0>(*it), std::get<1>(*it), -std::get<2>(*it));
+  }
+  for (auto it = move.old_ends.rbegin(); it != move.old_ends.rend(); ++it) {
+    buffer_end_[it->first] = it->second;
+  }
+  for (auto it = move.old_touches.rbegin(); it != move.old_touches.rend();
+       ++it) {
+    buffer_touched_by_[it->first] = it->second;
+  }
+  for (auto it = move.redirects.rbegin(); it != move.redirects.rend(); ++it) {
+    (void)it->user->ReplaceOperandWith(it->operand_no, it->old_operand);
+  }
+  Value& original = values_[move.original];
+  original.uses = move.original_uses;
+  original.dead = move.original_dead;
+  const absl::flat_hash_set<const HloInstruction*> added(
+      move.new_instructions.begin(), move.new_instructions.end());
+  for (int index : move.new_values) {
+    values_[index].dead = true;
+    values_[index].uses.clear();
+  }
+  for (int index : move.operand_values) {
+    std::vector<Use>& uses = values_[index].uses;
+    uses.erase(std::remove_if(uses.begin(), uses.end(),
+                              [&](const Use& use) {
+                                return added.contains(use.user);
+                              }),
+               uses.end());
+  }
+  for (auto it = bitcasts_.begin(); it != bitcasts_.end();) {
+    if (added.contains(it->second)) {
+      bitcasts_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  removed_.insert(added.begin(), added.end());
+  result_.instructions_added -= static_cast<int>(move.new_instructions.size());
+  result_.recomputed -= move.clones;
+  if (move.kind == MoveKind::kCompress) --result_.compressed;
+  move.undone = true;
+}
+
+bool Planner::Undoable(int move_index) const {
+  const AppliedMove& move = moves_[move_index];
+  if (move.undone) return false;
+  for (const auto& [buffer, unused] : move.old_touches) {
+    if (buffer_touched_by_[buffer] != move_index) return false;
+  }
+  return true;
+}
+
+void Planner::Sweep() {
+  const int64_t target = config_.target_bytes;
+  if (target > 0 && mem_->Max() <= target) return;
+  const int max_applications = 4 * n_ + 16;
+  int applications = 0;
+  for (int p = 0; p < n_; ++p) {
+    current_p_ = p;
+    if (p > 0) {
+      for (int index : values_by_def_[p - 1]) Activate(index);
+    }
+    absl::flat_hash_set<int> rejected;  // moves that raised the peak at p
+    while (mem_->At(p) > target && applications < max_applications) {
+      Candidate best;
+      double best_score = -1;
+      auto consider = [&](Candidate& c) {
+        const double score = static_cast<double>(c.gain) / c.cost;
+        if (score > best_score) {
+          best_score = score;
+          best = std::move(c);
+        }
+      };
+      size_t keep = 0;
+      for (size_t i = 0; i < active_.size(); ++i) {
+        const int index = active_[i];
+        Value& v = values_[index];
+        if (v.dead || End(v.buffer) < p) {
+          v.active = false;  // re-activated if a clone extends it
+          continue;
+        }
+        active_[keep++] = index;
+        if (rejected.contains(index)) continue;
+        Candidate c;
+        if (config_.recompute) {
+          if (EvaluateRecompute(index, p, /*chains=*/false, c)) consider(c);
+          if (config_.chains && EvaluateRecompute(index, p, true, c)) {
+            consider(c);
+          }
+        }
+        if (config_.compress && EvaluateCompress(index, p, c)) consider(c);
+      }
+      active_.resize(keep);
+      if (best.value < 0) break;
+      const int64_t peak_before = mem_->Max();
+      Apply(best, p);
+      ++applications;
+      if (mem_->Max() > std::max(target, peak_before)) {
+        // The clones or the longer-lived operands made another point worse
+        // than the peak: take the move back and try the next one.
+        Revert(moves_.back());
+        moves_.pop_back();
+        result_.decisions.pop_back();
+        rejected.insert(best.value);
+      }
+    }
+  }
+  result_.planned_peak_bytes = mem_->Max();
+}
+
+void Planner::UndoChains() {
+  const int64_t limit = std::max(config_.target_bytes, mem_->Max());
+  std::vector<int> order;
+  for (int m = 0; m < static_cast<int>(moves_.size()); ++m) {
+    if (moves_[m].kind == MoveKind::kRecompute) order.push_back(m);
+  }
+  // Costliest per byte saved first.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return moves_[a].cost * std::max<int64_t>(1, moves_[b].bytes_saved) >
+           moves_[b].cost * std::max<int64_t>(1, moves_[a].bytes_saved);
+  });
+  for (int m : order) {
+    if (!Undoable(m)) continue;
+    AppliedMove& move = moves_[m];
+    for (const auto& [lo, hi, delta] : move.memory_adds) mem_->Add(lo, hi, -delta);
+    const bool fits = mem_->Max() <= limit;
+    for (const auto& [lo, hi, delta] : move.memory_adds) mem_->Add(lo, hi, delta);
+    if (!fits) continue;
+    Revert(move);
+    RematDecision d = result_.decisions[move.decision];
+    d.action = "undo path";
+    result_.decisions.push_back(std::move(d));
+    ++result_.undone;
+  }
+  result_.planned_peak_bytes = mem_->Max();
+}
+
+absl::StatusOr<PlannerResult> Planner::Materialize() {
+  // Instructions of moves taken back go first; they only read each other and
+  // the original program.
+  for (const HloInstruction* instruction : removed_) {
+    TF_RETURN_IF_ERROR(
+        const_cast<HloInstruction*>(instruction)->DropAllControlDeps());
+  }
+  absl::flat_hash_set<const HloInstruction*> pending = removed_;
+  while (!pending.empty()) {
+    std::vector<const HloInstruction*> ready;
+    for (const HloInstruction* instruction : pending) {
+      if (instruction->user_count() == 0) ready.push_back(instruction);
+    }
+    if (ready.empty()) {
+      return absl::InternalError(
+          "rematerialization: an undone clone still has users");
+    }
+    for (const HloInstruction* instruction : ready) {
+      pending.erase(instruction);
+      TF_RETURN_IF_ERROR(computation_->RemoveInstruction(
+          const_cast<HloInstruction*>(instruction)));
+    }
+  }
+  // A producer whose every use moved to a clone dies, with the bitcasts of
+  // it that nobody reads any more.
+  absl::flat_hash_set<const HloInstruction*> dead;
+  for (const Value& v : values_) {
+    if (!v.dead || removed_.contains(v.instruction) ||
+        v.instruction == computation_->root_instruction()) {
+      continue;
+    }
+    std::vector<const HloInstruction*> group = {v.instruction};
+    bool unused = true;
+    for (size_t i = 0; i < group.size() && unused; ++i) {
+      for (const HloInstruction* user : group[i]->users()) {
+        if (user->opcode() == HloOpcode::kBitcast &&
+            user != computation_->root_instruction()) {
+          group.push_back(user);
+        } else {
+          unused = false;
+        }
+      }
+    }
+    if (unused) dead.insert(group.begin(), group.end());
+  }
+  HloInstructionSequence sequence;
+  absl::flat_hash_set<const HloInstruction*> placed;
+  for (int slot = 0; slot < n_; ++slot) {
+    // Instructions added at one slot may read each other: operands first.
+    const std::vector<HloInstruction*>& group = clones_at_slot_[slot];
+    absl::flat_hash_set<const HloInstruction*> in_group(group.begin(),
+                                                        group.end());
+    std::vector<std::pair<HloInstruction*, size_t>> stack;
+    for (HloInstruction* start : group) {
+      if (placed.contains(start) || dead.contains(start) ||
+          removed_.contains(start)) {
+        continue;
+      }
+      stack.push_back({start, 0});
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        if (next < static_cast<size_t>(node->operand_count())) {
+          HloInstruction* operand = node->mutable_operand(next++);
+          if (in_group.contains(operand) && !placed.contains(operand)) {
+            stack.push_back({operand, 0});
+          }
+          continue;
+        }
+        if (placed.insert(node).second) sequence.push_back(node);
+        stack.pop_back();
+      }
+    }
+    HloInstruction* original = sequence_[slot];
+    if (!dead.contains(original)) sequence.push_back(original);
+  }
+  for (const HloInstruction* instruction : dead) {
+    TF_RETURN_IF_ERROR(
+        const_cast<HloInstruction*>(instruction)->DropAllControlDeps());
+  }
+  // Remove users before their operands: walk the schedule backwards.
+  std::vector<const HloInstruction*> dead_list;
+  for (auto it = sequence_.rbegin(); it != sequence_.rend(); ++it) {
+    if (dead.contains(*it)) dead_list.push_back(*it);
+  }
+  for (auto it = clones_at_slot_.rbegin(); it != clones_at_slot_.rend(); ++it) {
+    for (auto c = it->rbegin(); c != it->rend(); ++c) {
+      if (dead.contains(*c)) dead_list.push_back(*c);
+    }
+  }
+  for (const HloInstruction* instruction : dead_list) {
+    TF_RETURN_IF_ERROR(computation_->RemoveInstruction(
+        const_cast<HloInstruction*>(instruction)));
+    ++result_.instructions_removed;
+  }
+  module_->schedule().set_sequence(computation_, std::move(sequence));
+
+  // Keep each clone after the point whose memory it relieves, so that a later
+  // scheduler cannot hoist it back next to the original (jax PR #2391).
+  for (const auto& [clone, trigger] : pins_) {
+    HloInstruction* anchor = sequence_[trigger];
+    if (removed_.contains(clone) || dead.contains(clone) ||
+        dead.contains(anchor)) {
+      continue;
+    }
+    if (anchor->opcode() == HloOpcode::kParameter ||
+        anchor->opcode() == HloOpcode::kConstant) {
+      continue;
+    }
+    TF_RETURN_IF_ERROR(anchor->AddControlDependencyTo(clone));
+    ++result_.pinned;
+  }
+  for (const auto& [reader, writer] : guards_) {
+    if (removed_.contains(reader) || dead.contains(reader) ||
+        dead.contains(writer)) {
+      continue;
+    }
+    TF_RETURN_IF_ERROR(reader->AddControlDependencyTo(writer));
+  }
+  return result_;
+}
+
+}  // namespace
+
+absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
+                                              const PlannerConfig& config,
+                                              const SizeFunction& size_fn,
+                                              const HloCostAnalysis& costs) {
+  if (!module->has_schedule()) {
+    return absl::FailedPreconditionError(
+        "rematerialization planner needs a schedule");
+  }
+  Planner planner(module, config, size_fn, costs);
+  TF_RETURN_IF_ERROR(planner.Init());
+  planner.Sweep();
+  if (config.chains) planner.UndoChains();
+  return planner.Materialize();
+}
+
+}  // namespace remat
+}  // namespace xla

@@ -1,0 +1,76 @@
+// The planner behind `standard`, `compress`, `standardcompress` and `path`.
+//
+// Sweeps the entry computation's schedule once. At each position whose live
+// bytes exceed the target it picks, among the values live across that
+// position, the move that frees the most bytes per unit of cost, until the
+// position is within the target or no move frees memory there:
+//   - recompute: clone the producer right before the value's first later use
+//     and point the later uses at the clone (its operands live longer);
+//   - chain (path): recompute the producers of those operands too, back to an
+//     articulation point or a value that is live there anyway, so that no
+//     operand is held across the position;
+//   - compress: copy the value into a layout the target stores in fewer bytes
+//     after its last early use, and back before its first later use.
+// A move that would raise the planned peak is taken back at once, so the plan
+// never has a higher peak than doing nothing. For `path`, the chains are
+// afterwards undone, costliest per byte first, while the peak still holds.
+// Each move costs O(uses + operands) to score and the profile is a segment
+// tree: a pass is O(n log n + over-budget positions x live candidates).
+#ifndef XLA_SERVICE_REMAT_REMAT_PLANNER_H_
+#define XLA_SERVICE_REMAT_REMAT_PLANNER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/hlo_cost_analysis.h"
+#include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/size_function.h"
+
+namespace xla {
+namespace remat {
+
+struct PlannerConfig {
+  // Live bytes to reach at every position; 0 means as low as possible.
+  int64_t target_bytes = 0;
+  // Values of this many bytes or fewer are never candidates.
+  int64_t min_candidate_bytes = 0;
+  // A recomputed value may itself be recomputed this many times.
+  int max_generations = 3;
+  bool recompute = true;
+  bool compress = false;
+  // `path`: chains of recomputation, then undo.
+  bool chains = false;
+  // Instructions in one chain, the value included.
+  int max_chain_length = 8;
+};
+
+struct PlannerResult {
+  int recomputed = 0;          // clones in the result
+  int compressed = 0;          // values kept compact in the result
+  int undone = 0;              // chains taken back by `path`
+  int compressible = 0;        // values that have a smaller compact form
+  int articulation_points = 0;
+  int instructions_added = 0;    // clones, copies and the bitcasts they need
+  int instructions_removed = 0;  // producers left with no use
+  int pinned = 0;  // control edges keeping clones after their trigger point
+  int64_t initial_peak_bytes = 0;  // tracker, before the plan
+  int64_t planned_peak_bytes = 0;  // tracker, after the plan
+  std::vector<RematDecision> decisions;
+};
+
+// `costs` must have been run on the module before the call.
+absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
+                                              const PlannerConfig& config,
+                                              const SizeFunction& size_fn,
+                                              const HloCostAnalysis& costs);
+
+// Recompute cost of an instruction in element operations.
+double RecomputeCost(const HloCostAnalysis& costs,
+                     const HloInstruction& instruction);
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_REMAT_PLANNER_H_
