@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -68,6 +69,10 @@ double CopyCost(int64_t bytes_in, int64_t bytes_out) {
   return 1.0 + static_cast<double>(bytes_in + bytes_out) / 4.0;
 }
 
+// Plans tried when the budget is missed: the budget and this many minus one
+// targets evenly between it and the starting peak.
+constexpr int kTargetLadderSteps = 4;
+
 enum class MoveKind { kRecompute, kCompress };
 
 struct Candidate {
@@ -89,6 +94,8 @@ struct AppliedMove {
   MoveKind kind = MoveKind::kRecompute;
   std::vector<std::tuple<int, int, int64_t>> memory_adds;
   std::vector<std::pair<int, int>> old_ends;       // buffer, end before
+  std::vector<std::tuple<int, int, bool>> reads;    // buffer, slot, added
+  std::vector<int> freed;                           // buffers of dead producers
   std::vector<std::pair<int, int>> old_touches;    // buffer, toucher before
   struct Redirect {
     HloInstruction* user;
@@ -119,11 +126,17 @@ class Planner {
         costs_(costs) {}
 
   absl::Status Init();
-  void Sweep();
-  void UndoChains();
+  // One plan at `target`: the sweep, then for `path` the undo. Returns the
+  // planned peak.
+  int64_t Plan(int64_t target);
+  // Takes back every move, newest first: the module is as Init found it.
+  void RevertAll();
+  int64_t initial_peak() const { return result_.initial_peak_bytes; }
   absl::StatusOr<PlannerResult> Materialize();
 
  private:
+  void Sweep(int64_t target);
+  void UndoChains(int64_t target);
   int64_t BufferSize(int b) const { return buffer_size_[b]; }
   int End(int b) const { return buffer_end_[b]; }
   std::vector<int> BuffersOf(const HloInstruction* instruction) const;
@@ -151,10 +164,11 @@ class Planner {
                     int buffer, int def, int generation, double cost);
   double ValueCost(int index) const { return values_[index].cost; }
   HloInstruction* PlaceCopy(HloInstruction* source, const Shape& shape,
-                            int slot, int end, int& buffer);
+                            int slot, int& buffer);
   void GuardReads(HloInstruction* reader, const HloInstruction* read);
   void RedirectLateUses(int original, HloInstruction* replacement,
                         int fresh_index, int p, int u);
+  void CountChainTransient(const std::vector<HloInstruction*>& clones, int u);
   void Revert(AppliedMove& move);
   bool Undoable(int move_index) const;
   void Activate(int value);
@@ -163,6 +177,11 @@ class Planner {
   int AddBuffer(int64_t size, int def, int end, bool live_to_end);
   void AddMemory(int lo, int hi, int64_t delta);
   void SetEnd(int b, int end);
+  // A buffer lives from its definition to its last read; reads come and go
+  // as uses move to clones and producers die.
+  void AddRead(int b, int slot);
+  void RemoveRead(int b, int slot);
+  void UpdateEnd(int b);
   void Touch(int b);
   void MarkOverwrittenBuffers();
 
@@ -178,6 +197,9 @@ class Planner {
   std::vector<int64_t> buffer_size_;
   std::vector<int> buffer_end_;
   std::vector<bool> buffer_live_to_end_;
+  std::vector<int> buffer_def_;
+  std::vector<std::multiset<int>> buffer_reads_;
+  std::vector<bool> buffer_freed_;  // its producer was removed
   // Slot from which a buffer's contents are gone: no clone placed after it
   // may read the buffer. n_ when nothing overwrites it.
   std::vector<int> buffer_overwritten_at_;
@@ -212,6 +234,9 @@ int Planner::AddBuffer(int64_t size, int def, int end, bool live_to_end) {
   buffer_size_.push_back(size);
   buffer_end_.push_back(std::max(def, end));
   buffer_live_to_end_.push_back(live_to_end);
+  buffer_def_.push_back(def);
+  buffer_reads_.emplace_back();
+  buffer_freed_.push_back(false);
   buffer_overwritten_at_.push_back(n_);
   buffer_writer_.push_back(nullptr);
   buffer_touched_by_.push_back(-1);
@@ -229,6 +254,36 @@ void Planner::SetEnd(int b, int end) {
   if (current_ != nullptr) current_->old_ends.push_back({b, buffer_end_[b]});
   buffer_end_[b] = end;
   Touch(b);
+}
+
+void Planner::AddRead(int b, int slot) {
+  if (buffer_live_to_end_[b] || buffer_freed_[b]) return;
+  buffer_reads_[b].insert(slot);
+  if (current_ != nullptr) current_->reads.push_back({b, slot, true});
+  UpdateEnd(b);
+}
+
+void Planner::RemoveRead(int b, int slot) {
+  if (buffer_live_to_end_[b] || buffer_freed_[b]) return;
+  auto it = buffer_reads_[b].find(slot);
+  if (it == buffer_reads_[b].end()) return;
+  buffer_reads_[b].erase(it);
+  if (current_ != nullptr) current_->reads.push_back({b, slot, false});
+  UpdateEnd(b);
+}
+
+void Planner::UpdateEnd(int b) {
+  const std::multiset<int>& reads = buffer_reads_[b];
+  const int end =
+      reads.empty() ? buffer_def_[b] : std::max(buffer_def_[b], *reads.rbegin());
+  const int old_end = End(b);
+  if (end == old_end) return;
+  if (end > old_end) {
+    AddMemory(old_end + 1, end, BufferSize(b));
+  } else {
+    AddMemory(end + 1, old_end, -BufferSize(b));
+  }
+  SetEnd(b, end);
 }
 
 void Planner::Touch(int b) {
@@ -296,6 +351,19 @@ absl::Status Planner::Init() {
   memory_ = std::make_unique<ComputationMemory>(std::move(memory));
   for (const TrackedBuffer& b : memory_->buffers()) {
     AddBuffer(b.size, b.def_pos, memory_->LastPosition(b), b.live_to_end);
+  }
+  for (int pos = 0; pos < n_; ++pos) {
+    for (const HloInstruction* operand : sequence_[pos]->unique_operands()) {
+      for (int id : memory_->AllSources(operand)) {
+        buffer_reads_[id].insert(pos);
+      }
+    }
+  }
+  for (int id = 0; id < static_cast<int>(buffer_reads_.size()); ++id) {
+    // Whatever else the tracker counted as a use stays a read for good.
+    if (buffer_reads_[id].empty() || *buffer_reads_[id].rbegin() < End(id)) {
+      buffer_reads_[id].insert(End(id));
+    }
   }
   values_by_def_.assign(n_, {});
   clones_at_slot_.assign(n_, {});
@@ -573,7 +641,10 @@ HloInstruction* Planner::PlaceClone(
     auto link = chain.find(chosen);
     if (link != chain.end()) {
       (void)clone->ReplaceOperandWith(k, link->second);
-      values_[value_of_[link->second]].uses.push_back({clone, k, link->second, u});
+      const Value& link_value = values_[value_of_[link->second]];
+      values_[value_of_[link->second]].uses.push_back(
+          {clone, k, link->second, u});
+      AddRead(link_value.buffer, u);
       continue;
     }
     if (chosen != operand) (void)clone->ReplaceOperandWith(k, chosen);
@@ -587,10 +658,7 @@ HloInstruction* Planner::PlaceClone(
     for (int kb : BuffersOf(chosen)) {
       if (BufferSize(kb) == 0 || buffer_live_to_end_[kb]) continue;
       Touch(kb);
-      if (End(kb) < u) {
-        AddMemory(End(kb) + 1, u, BufferSize(kb));
-        SetEnd(kb, u);
-      }
+      AddRead(kb, u);
     }
   }
   pins_.push_back({clone, current_p_});
@@ -606,13 +674,17 @@ void Planner::GuardReads(HloInstruction* reader, const HloInstruction* read) {
 }
 
 HloInstruction* Planner::PlaceCopy(HloInstruction* source, const Shape& shape,
-                                   int slot, int end, int& buffer) {
+                                   int slot, int& buffer) {
   HloInstruction* copy = computation_->AddInstruction(
       HloInstruction::CreateUnary(shape, HloOpcode::kCopy, source));
   GuardReads(copy, source);
+  for (int k : BuffersOf(source)) {
+    Touch(k);
+    AddRead(k, slot);
+  }
   const int64_t size = size_fn_(shape);
-  buffer = AddBuffer(size, slot, end, /*live_to_end=*/false);
-  AddMemory(slot, end, size);
+  buffer = AddBuffer(size, slot, slot, /*live_to_end=*/false);
+  AddMemory(slot, slot, size);
   extra_sources_[copy] = {buffer};
   clones_at_slot_[slot].push_back(copy);
   current_->new_instructions.push_back(copy);
@@ -623,9 +695,10 @@ HloInstruction* Planner::PlaceCopy(HloInstruction* source, const Shape& shape,
 void Planner::RedirectLateUses(int original, HloInstruction* replacement,
                                int fresh_index, int p, int u) {
   const std::vector<Use> uses = values_[original].uses;
-  const HloInstruction* producer = values_[original].instruction;
+  HloInstruction* producer = values_[original].instruction;
+  const int b = values_[original].buffer;
+  const int fresh_buffer = values_[fresh_index].buffer;
   std::vector<Use> early;
-  int replacement_end = u;
   for (const Use& use : uses) {
     if (use.pos <= p) {
       early.push_back(use);
@@ -639,27 +712,22 @@ void Planner::RedirectLateUses(int original, HloInstruction* replacement,
     (void)use.user->ReplaceOperandWith(use.operand_no, target);
     values_[fresh_index].uses.push_back(
         {use.user, use.operand_no, target, use.pos});
-    replacement_end = std::max(replacement_end, use.pos);
+    AddRead(fresh_buffer, use.pos);
+    RemoveRead(b, use.pos);
   }
-  const int fresh_buffer = values_[fresh_index].buffer;
-  AddMemory(u + 1, replacement_end, BufferSize(fresh_buffer));
-  SetEnd(fresh_buffer, replacement_end);
-
   Value& v = values_[original];
-  const int b = v.buffer;
-  const int old_end = End(b);
-  if (early.empty()) {
-    // No use left before the trigger point: the producer goes away.
-    v.dead = true;
-    AddMemory(v.def, old_end, -BufferSize(b));
-    SetEnd(b, v.def);
-  } else {
-    int new_end = v.def;
-    for (const Use& use : early) new_end = std::max(new_end, use.pos);
-    AddMemory(new_end + 1, old_end, -BufferSize(b));
-    SetEnd(b, new_end);
-  }
   v.uses = std::move(early);
+  if (!v.uses.empty()) return;
+  // No use left before the trigger point: the producer goes away, and with
+  // it its reads of its own operands.
+  v.dead = true;
+  for (const HloInstruction* operand : producer->unique_operands()) {
+    for (int k : BuffersOf(operand)) RemoveRead(k, v.def);
+  }
+  AddMemory(v.def, End(b), -BufferSize(b));
+  SetEnd(b, v.def);
+  buffer_freed_[b] = true;
+  current_->freed.push_back(b);
 }
 
 void Planner::Apply(const Candidate& candidate, int p) {
@@ -678,11 +746,14 @@ void Planner::Apply(const Candidate& candidate, int p) {
   HloInstruction* provider = nullptr;
   if (candidate.kind == MoveKind::kRecompute) {
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> chain;
+    std::vector<HloInstruction*> clones;
     int fresh = -1;
     for (int member : candidate.chain) {
       provider = PlaceClone(member, u, chain, fresh);
       chain[values_[member].instruction] = provider;
+      clones.push_back(provider);
     }
+    if (clones.size() > 1) CountChainTransient(clones, u);
     RedirectLateUses(candidate.value, provider, fresh, p, u);
     current_->clones = static_cast<int>(candidate.chain.size());
     result_.recomputed += current_->clones;
@@ -690,11 +761,11 @@ void Planner::Apply(const Candidate& candidate, int p) {
     HloInstruction* producer = values_[candidate.value].instruction;
     int compact_buffer = -1, expand_buffer = -1;
     HloInstruction* compact =
-        PlaceCopy(producer, *candidate.compact, candidate.compress_slot, u,
+        PlaceCopy(producer, *candidate.compact, candidate.compress_slot,
                   compact_buffer);
     values_[candidate.value].uses.push_back(
         {compact, 0, producer, candidate.compress_slot});
-    provider = PlaceCopy(compact, producer->shape(), u, u, expand_buffer);
+    provider = PlaceCopy(compact, producer->shape(), u, expand_buffer);
     const int fresh = RegisterValue(
         provider, provider, expand_buffer, u,
         values_[candidate.value].generation + 1,
@@ -720,6 +791,36 @@ void Planner::Apply(const Candidate& candidate, int p) {
   current_ = nullptr;
 }
 
+void Planner::CountChainTransient(const std::vector<HloInstruction*>& clones,
+                                  int u) {
+  // The clones of a chain run one after another at slot u and each
+  // intermediate dies once its last reader in the chain has run: slot u
+  // holds the chain's own peak for a moment, not the sum of its values.
+  absl::flat_hash_map<const HloInstruction*, int> index;
+  for (int i = 0; i < static_cast<int>(clones.size()); ++i) index[clones[i]] = i;
+  std::vector<int> last_reader(clones.size(), -1);
+  for (int i = 0; i < static_cast<int>(clones.size()); ++i) {
+    for (const HloInstruction* operand : clones[i]->operands()) {
+      auto it = index.find(operand);
+      if (it != index.end()) last_reader[it->second] = i;
+    }
+  }
+  auto size_of = [&](int i) {
+    return BufferSize(values_[value_of_[clones[i]]].buffer);
+  };
+  int64_t live = 0, peak = 0, intermediates = 0;
+  for (int i = 0; i < static_cast<int>(clones.size()); ++i) {
+    live += size_of(i);
+    peak = std::max(peak, live);
+    for (int j = 0; j < i; ++j) {
+      if (last_reader[j] == i) live -= size_of(j);
+    }
+  }
+  const int root = static_cast<int>(clones.size()) - 1;
+  for (int i = 0; i < root; ++i) intermediates += size_of(i);
+  AddMemory(u, u, std::max<int64_t>(0, peak - size_of(root)) - intermediates);
+}
+
 void Planner::Revert(AppliedMove& move) {
   for (auto it = move.memory_adds.rbegin(); it != move.memory_adds.rend();
        ++it) {
@@ -727,6 +828,15 @@ void Planner::Revert(AppliedMove& move) {
   }
   for (auto it = move.old_ends.rbegin(); it != move.old_ends.rend(); ++it) {
     buffer_end_[it->first] = it->second;
+  }
+  for (int b : move.freed) buffer_freed_[b] = false;
+  for (auto it = move.reads.rbegin(); it != move.reads.rend(); ++it) {
+    const auto& [b, slot, added] = *it;
+    if (added) {
+      buffer_reads_[b].erase(buffer_reads_[b].find(slot));
+    } else {
+      buffer_reads_[b].insert(slot);
+    }
   }
   for (auto it = move.old_touches.rbegin(); it != move.old_touches.rend();
        ++it) {
@@ -775,8 +885,7 @@ bool Planner::Undoable(int move_index) const {
   return true;
 }
 
-void Planner::Sweep() {
-  const int64_t target = config_.target_bytes;
+void Planner::Sweep(int64_t target) {
   if (target > 0 && mem_->Max() <= target) return;
   const int max_applications = 4 * n_ + 16;
   int applications = 0;
@@ -833,8 +942,8 @@ void Planner::Sweep() {
   result_.planned_peak_bytes = mem_->Max();
 }
 
-void Planner::UndoChains() {
-  const int64_t limit = std::max(config_.target_bytes, mem_->Max());
+void Planner::UndoChains(int64_t target) {
+  const int64_t limit = std::max(target, mem_->Max());
   std::vector<int> order;
   for (int m = 0; m < static_cast<int>(moves_.size()); ++m) {
     if (moves_[m].kind == MoveKind::kRecompute) order.push_back(m);
@@ -858,6 +967,23 @@ void Planner::UndoChains() {
     ++result_.undone;
   }
   result_.planned_peak_bytes = mem_->Max();
+}
+
+int64_t Planner::Plan(int64_t target) {
+  Sweep(target);
+  if (config_.chains) UndoChains(target);
+  return mem_->Max();
+}
+
+void Planner::RevertAll() {
+  for (int m = static_cast<int>(moves_.size()) - 1; m >= 0; --m) {
+    if (!moves_[m].undone) Revert(moves_[m]);
+  }
+  moves_.clear();
+  result_.decisions.clear();
+  result_.undone = 0;
+  for (int index : active_) values_[index].active = false;
+  active_.clear();
 }
 
 absl::StatusOr<PlannerResult> Planner::Materialize() {
@@ -993,8 +1119,28 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   }
   Planner planner(module, config, size_fn, costs);
   TF_RETURN_IF_ERROR(planner.Init());
-  planner.Sweep();
-  if (config.chains) planner.UndoChains();
+  const int64_t target = config.target_bytes;
+  int64_t best_peak = planner.Plan(target);
+  if (target > 0 && best_peak > target && planner.initial_peak() > target) {
+    // Missed: a greedy plan aimed too low can end above one aimed higher
+    // (its clones keep operands alive everywhere). Try a few targets between
+    // the budget and the starting peak and keep the lowest plan.
+    int64_t best_target = target, last_target = target;
+    const int64_t room = planner.initial_peak() - target;
+    for (int step = 1; step < kTargetLadderSteps; ++step) {
+      planner.RevertAll();
+      last_target = target + room * step / kTargetLadderSteps;
+      const int64_t peak = planner.Plan(last_target);
+      if (peak < best_peak) {
+        best_peak = peak;
+        best_target = last_target;
+      }
+    }
+    if (best_target != last_target) {
+      planner.RevertAll();
+      planner.Plan(best_target);
+    }
+  }
   return planner.Materialize();
 }
 
