@@ -8,7 +8,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
 #include "xla/service/remat/compact_layout.h"
@@ -17,6 +19,7 @@
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_schedule.h"
 #include "xla/service/remat/xla_baseline.h"
+#include "xla/shape_util.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -24,11 +27,21 @@ namespace xla {
 namespace remat {
 namespace {
 
+// FLOPs and transcendentals, plus one operation per element copied: the
+// copies `compress` adds cost time though HloCostAnalysis counts no FLOPs.
 absl::StatusOr<double> ModuleFlops(const HloModule& module,
                                    const SizeFunction& size_fn) {
   HloCostAnalysis costs(size_fn);
   TF_RETURN_IF_ERROR(module.entry_computation()->Accept(&costs));
-  return costs.flop_count() + costs.transcendental_count();
+  double copied = 0;
+  for (const HloInstruction* instruction :
+       module.entry_computation()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kCopy &&
+        instruction->shape().IsArray()) {
+      copied += static_cast<double>(ShapeUtil::ElementsIn(instruction->shape()));
+    }
+  }
+  return costs.flop_count() + costs.transcendental_count() + copied;
 }
 
 int64_t CountInstructions(const HloModule& module) {

@@ -198,6 +198,7 @@ class Planner {
   std::vector<int> buffer_end_;
   std::vector<bool> buffer_live_to_end_;
   std::vector<int> buffer_def_;
+  std::vector<int64_t> defined_bytes_;  // by the original instruction at a slot
   std::vector<std::multiset<int>> buffer_reads_;
   std::vector<bool> buffer_freed_;  // its producer was removed
   // Slot from which a buffer's contents are gone: no clone placed after it
@@ -364,6 +365,10 @@ absl::Status Planner::Init() {
     if (buffer_reads_[id].empty() || *buffer_reads_[id].rbegin() < End(id)) {
       buffer_reads_[id].insert(End(id));
     }
+  }
+  defined_bytes_.assign(n_, 0);
+  for (const TrackedBuffer& b : memory_->buffers()) {
+    if (b.def_pos >= 0 && b.def_pos < n_) defined_bytes_[b.def_pos] += b.size;
   }
   values_by_def_.assign(n_, {});
   clones_at_slot_.assign(n_, {});
@@ -816,9 +821,13 @@ void Planner::CountChainTransient(const std::vector<HloInstruction*>& clones,
       if (last_reader[j] == i) live -= size_of(j);
     }
   }
+  // Before the chain's peak the instruction at u has not yet allocated its
+  // own outputs; after it, only the chain's last value is left.
   const int root = static_cast<int>(clones.size()) - 1;
   for (int i = 0; i < root; ++i) intermediates += size_of(i);
-  AddMemory(u, u, std::max<int64_t>(0, peak - size_of(root)) - intermediates);
+  AddMemory(u, u,
+            std::max<int64_t>(0, peak - defined_bytes_[u] - size_of(root)) -
+                intermediates);
 }
 
 void Planner::Revert(AppliedMove& move) {

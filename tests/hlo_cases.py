@@ -239,3 +239,43 @@ ENTRY main {
 """
 
 VALUE_BYTES = 256 * 256 * 4
+
+# A value that stores smaller on a tiled target in the other layout: f32[512,16]
+# pads its minor dimension 16 to 128 (256 KiB); with the two dimensions
+# swapped it pads nothing (32 KiB). Every schedule keeps `a` (read by the
+# dot) waiting across three big temporaries for `r`.
+COMPRESSIBLE = """
+HloModule compressible, is_scheduled=true
+
+ENTRY main {
+  p = f32[512,16]{1,0} parameter(0)
+  a = f32[512,16]{1,0} exponential(p)
+  t1 = f32[512,512]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  t2 = f32[512,512]{1,0} tanh(t1)
+  t3 = f32[512,512]{1,0} add(t2, t1)
+  s = f32[512,16]{1,0} slice(t3), slice={[0:512], [0:16]}
+  ROOT r = f32[512,16]{1,0} add(s, a)
+}
+"""
+
+# `c` is live across the t-region; its operand `b` and b's operand `a` die
+# early, so recomputing `c` alone would keep `b` alive (no gain): only the
+# whole chain a -> b -> c, recomputed from the parameter, frees memory. The
+# parameter also feeds e0, so a and b are not articulation points.
+PATH_CHAIN = """
+HloModule path_chain, is_scheduled=true
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} negate(a)
+  c = f32[256,256]{1,0} exponential(b)
+  e0 = f32[256,256]{1,0} add(c, p)
+  t1 = f32[256,256]{1,0} negate(e0)
+  t2 = f32[256,256]{1,0} exponential(t1)
+  t3 = f32[256,256]{1,0} add(t2, t1)
+  t4 = f32[256,256]{1,0} negate(t3)
+  t5 = f32[256,256]{1,0} add(t4, t3)
+  ROOT r = f32[256,256]{1,0} add(t5, c)
+}
+"""

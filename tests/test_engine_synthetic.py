@@ -141,14 +141,6 @@ def test_tracker_differs_from_heap_simulator_by_in_place_reuse(run_engine):
     assert rep["peak_before_bytes"] - rep["heap_sim_before_bytes"] == hlo_cases.VALUE_BYTES
 
 
-def test_unavailable_algorithm_is_a_clear_error(run_engine):
-    # Until issue 3 builds them, the other heuristics are refused, not ignored.
-    for algorithm in ("compress", "standardcompress", "path"):
-        r = run_engine(hlo_cases.CHAIN, f"--xla_rematerialization_algorithm={algorithm}")
-        assert r.returncode == 2
-        assert algorithm in r.stderr and "not available" in r.stderr
-
-
 def test_numerics_check_detects_a_difference(run_engine, tmp_path):
     reference = tmp_path / "reference.hlo"
     reference.write_text(
