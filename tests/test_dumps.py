@@ -36,8 +36,11 @@ def run_with_dumps(run_engine, tmp_path: Path, case: str, *flags: str):
 @pytest.mark.parametrize("name", ["standard", "path"])
 def test_dot_graphs_render(run_engine, tmp_path, dot_binary, name):
     r, dump = run_with_dumps(
-        run_engine, tmp_path, hlo_cases.PATH_CHAIN,
-        f"--xla_rematerialization_algorithm={name}", "--xla_rematerialization_mem_limit=1",
+        run_engine,
+        tmp_path,
+        hlo_cases.PATH_CHAIN,
+        f"--xla_rematerialization_algorithm={name}",
+        "--xla_rematerialization_mem_limit=1",
     )
     for stage in ("before_remat", "after_remat"):
         dot = dump / f"path_chain.{stage}.dot"
@@ -54,8 +57,13 @@ def test_dot_graphs_render(run_engine, tmp_path, dot_binary, name):
 
 def test_compressed_values_are_marked(run_engine, tmp_path, dot_binary):
     r, dump = run_with_dumps(
-        run_engine, tmp_path, hlo_cases.COMPRESSIBLE, "--xla_rematerialization_algorithm=compress",
-        "--xla_rematerialization_mem_limit=1", "--size-function", "tiled",
+        run_engine,
+        tmp_path,
+        hlo_cases.COMPRESSIBLE,
+        "--xla_rematerialization_algorithm=compress",
+        "--xla_rematerialization_mem_limit=1",
+        "--size-function",
+        "tiled",
     )
     assert r.report["compressed"] == 1
     assert "COMPRESSED" in (dump / "compressible.after_remat.dot").read_text()
@@ -69,8 +77,13 @@ def test_memlog_lines_match_report_decisions(run_engine, tmp_path, name):
         "compress": (hlo_cases.COMPRESSIBLE, "compressible"),
     }[name]
     r, dump = run_with_dumps(
-        run_engine, tmp_path, case, f"--xla_rematerialization_algorithm={name}",
-        "--xla_rematerialization_mem_limit=1", "--size-function", "tiled",
+        run_engine,
+        tmp_path,
+        case,
+        f"--xla_rematerialization_algorithm={name}",
+        "--xla_rematerialization_mem_limit=1",
+        "--size-function",
+        "tiled",
     )
     lines = (dump / f"{module}.remat_memlog.txt").read_text().splitlines()
     rows = [line for line in lines if not line.startswith(("#", "  "))]
@@ -84,9 +97,9 @@ def test_memlog_lines_match_report_decisions(run_engine, tmp_path, name):
     logged = [m.groupdict() for m in map(DECISION.match, lines) if m]
     reported = r.report["decisions"]
     assert reported, "the case must make the algorithm decide something"
-    assert sorted((d["action"], d["value"], d["result"], d["at"], d["before"]) for d in logged) == sorted(
-        (d["action"], d["value"], d["result"], d["at"], d["before"]) for d in reported
-    )
+    assert sorted(
+        (d["action"], d["value"], d["result"], d["at"], d["before"]) for d in logged
+    ) == sorted((d["action"], d["value"], d["result"], d["at"], d["before"]) for d in reported)
     assert sum(int(d["bytes"]) for d in logged) == sum(d["bytes_saved"] for d in reported)
 
 

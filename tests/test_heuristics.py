@@ -38,7 +38,9 @@ def test_compress_keeps_the_value_in_the_smaller_layout(run_engine):
 
 
 def test_compress_without_a_smaller_form_changes_nothing(run_engine):
-    r = run_engine(hlo_cases.COMPRESSIBLE, algorithm("compress"), "--xla_rematerialization_mem_limit=1")
+    r = run_engine(
+        hlo_cases.COMPRESSIBLE, algorithm("compress"), "--xla_rematerialization_mem_limit=1"
+    )
     rep = r.report
     assert r.returncode == 0, r.stderr
     assert "no value has a smaller compact form" in rep["note"]
@@ -62,9 +64,14 @@ def test_standardcompress_weighs_both_moves(run_engine):
 
 
 def test_path_recomputes_the_whole_chain(run_engine):
-    standard = run_engine(hlo_cases.PATH_CHAIN, algorithm("standard"), "--xla_rematerialization_mem_limit=1")
+    standard = run_engine(
+        hlo_cases.PATH_CHAIN, algorithm("standard"), "--xla_rematerialization_mem_limit=1"
+    )
     r = run_engine(
-        hlo_cases.PATH_CHAIN, algorithm("path"), "--xla_rematerialization_mem_limit=1", numerics=True
+        hlo_cases.PATH_CHAIN,
+        algorithm("path"),
+        "--xla_rematerialization_mem_limit=1",
+        numerics=True,
     )
     rep = r.report
     assert r.returncode == 0, r.stderr
@@ -80,7 +87,9 @@ def test_path_undoes_chains_it_does_not_need(run_engine):
     # sweep did must be undone or never have been done.
     before = run_engine(hlo_cases.PATH_CHAIN, "--xla_rematerialization_mem_limit=1G").report
     budget = before["heap_sim_before_bytes"] - 1
-    rep = run_engine(hlo_cases.PATH_CHAIN, algorithm("path"), f"--xla_rematerialization_mem_limit={budget}").report
+    rep = run_engine(
+        hlo_cases.PATH_CHAIN, algorithm("path"), f"--xla_rematerialization_mem_limit={budget}"
+    ).report
     assert rep["budget_met"], rep
     kept = rep["recomputed"]
     assert kept <= 3, rep["decisions"]

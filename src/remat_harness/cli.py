@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 
 from rich.console import Console
 
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
-from remat_harness.paths import ToolMissing
+from remat_harness.paths import REPORTS_DIR, ToolMissing
+from remat_harness.report import plot_before_after, plot_peak_vs_budget, write_markdown
+from remat_harness.sweep import (
+    ALGORITHMS,
+    SweepError,
+    SweepPlan,
+    load_results,
+    parse_models,
+    run_sweep,
+)
 
 
 def _spec(args: argparse.Namespace) -> ModelSpec:
@@ -22,6 +33,46 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", default="jit", choices=MODES)
 
 
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _sweep(args: argparse.Namespace, console: Console) -> int:
+    modes = _split(args.modes)
+    for mode in modes:
+        if mode not in MODES:
+            raise SweepError(f"mode {mode!r} is not valid; choose from {', '.join(MODES)}")
+    plan = SweepPlan(
+        models=parse_models(_split(args.models), modes, args.resnet_version, args.batch_size),
+        algorithms=_split(args.algorithms),
+        schedulers=_split(args.schedulers),
+        budgets=_split(args.budgets),
+        size_function=args.size_function,
+        check_numerics=not args.no_numerics,
+        timeout_s=args.timeout,
+    )
+    start = time.monotonic()
+    records = run_sweep(plan, args.results, console, retry_failed=args.retry_failed)
+    failed = [r for r in records if r.get("status") != "ok"]
+    console.print(
+        f"{len(records)} records in {args.results} ({len(failed)} failed); "
+        f"this run took {time.monotonic() - start:.0f} s"
+    )
+    _report(args.results, args.results.parent, "Rematerialization sweep", console)
+    return 1 if failed else 0
+
+
+def _report(results: Path, out: Path, title: str, console: Console) -> int:
+    records = list(load_results(results).values())
+    if not records:
+        console.print(f"[red]error:[/] no results in {results}")
+        return 2
+    write_markdown(records, out / "table.md", title)
+    plots = plot_peak_vs_budget(records, out) + plot_before_after(records, out)
+    console.print(f"table: {out / 'table.md'}; plots: {', '.join(p.name for p in plots)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="remat-harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,6 +83,32 @@ def main(argv: list[str] | None = None) -> int:
     _add_model_args(demo)
     demo.add_argument("--budget-fraction", type=float, default=0.5)
     demo.add_argument("--no-numerics", action="store_true")
+    sweep = sub.add_parser(
+        "sweep",
+        help="models x modes x algorithms x schedulers x budgets on CPU (resumable)",
+        description="Runs hlo-remat on the training-step HLO of each model and mode; one JSON "
+        "line per cell in --results; finished cells are skipped on a rerun.",
+    )
+    sweep.add_argument("--models", default="20,56", help="ResNet depths, e.g. 20,56")
+    sweep.add_argument("--modes", default="jit,autojit", help=f"from {', '.join(MODES)}")
+    sweep.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
+    sweep.add_argument("--batch_size", type=int, default=64)
+    sweep.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    sweep.add_argument("--schedulers", default="default")
+    sweep.add_argument(
+        "--budgets",
+        default="0.8,0.6,0.5,0.4,0.3",
+        help="fractions of the baseline peak or bytes (512M)",
+    )
+    sweep.add_argument("--size-function", default="plain", help="plain, tiled or tiled:RxC")
+    sweep.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
+    sweep.add_argument("--no-numerics", action="store_true")
+    sweep.add_argument("--retry-failed", action="store_true")
+    sweep.add_argument("--timeout", type=float, default=600, help="seconds per cell")
+    report = sub.add_parser("report", help="Markdown table and PNG plots from a results file")
+    report.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
+    report.add_argument("--out", type=Path, default=None, help="folder (default: beside results)")
+    report.add_argument("--title", default="Rematerialization sweep")
     args = parser.parse_args(argv)
     console = Console(width=max(Console().width, 100))  # the demo table needs 100
     try:
@@ -51,7 +128,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             if any(r.report is None for r in rows):
                 return 1
-    except (DumpError, ToolMissing) as e:
+        elif args.command == "sweep":
+            return _sweep(args, console)
+        elif args.command == "report":
+            return _report(args.results, args.out or args.results.parent, args.title, console)
+    except (DumpError, ToolMissing, SweepError) as e:
         console.print(f"[red]error:[/] {e}")
         return 2
     return 0

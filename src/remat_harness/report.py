@@ -1,0 +1,167 @@
+"""Markdown tables and PNG plots from a sweep's JSON-lines results."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display on these machines
+import matplotlib.pyplot as plt  # noqa: E402
+
+from remat_harness.sweep import ALGORITHMS  # noqa: E402
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1e6:.1f} MB"
+
+
+def _budget_order(record: dict) -> float:
+    try:
+        return -float(record["budget"])
+    except ValueError:
+        return 0.0
+
+
+def model_table(records: list[dict]) -> str:
+    rows = [r for r in records if r.get("kind") == "model" or r.get("key", "").startswith("model|")]
+    lines = [
+        "| model | modules | largest module peak | sum of module peaks "
+        "| XLA buffer assignment (largest) | step time (median) | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.get("status") != "ok":
+            name = r["key"].split("|", 1)[1]
+            lines.append(f"| {name} | - | - | - | - | - | failed: {r.get('error', '')} |")
+            continue
+        step = r.get("step_time_median_s")
+        totals = [t for t in r.get("xla_total_bytes", []) if t is not None]
+        lines.append(
+            f"| {r['model']} | {len(r['modules'])} | {_mb(r['largest_module_peak_bytes'])} | "
+            f"{_mb(r['sum_module_peaks_bytes'])} | {_mb(max(totals)) if totals else '-'} | "
+            f"{'-' if step is None else f'{step * 1000:.0f} ms'} | |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def cell_table(records: list[dict]) -> str:
+    cells = [r for r in records if r.get("kind") == "offline"]
+    cells.sort(
+        key=lambda r: (
+            r["model"],
+            ALGORITHMS.index(r["algorithm"]) if r["algorithm"] in ALGORITHMS else 99,
+            r["scheduler"],
+            _budget_order(r),
+        )
+    )
+    lines = [
+        "| model | algorithm | scheduler | budget | baseline | after | ratio | budget met "
+        "| +FLOPs | pass | numerics |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in cells:
+        head = f"| {r['model']} | {r['algorithm']} | {r['scheduler']} | {r['budget']} |"
+        if r.get("status") != "ok":
+            lines.append(f"{head} - | - | - | failed | - | - | {r.get('error', '')[:120]} |")
+            continue
+        scheduler = r["scheduler"]
+        if scheduler == "default":
+            scheduler += f" ({r['scheduler_chosen']})"
+        head = f"| {r['model']} | {r['algorithm']} | {scheduler} | {r['budget']} |"
+        lines.append(
+            f"{head} {_mb(r['heap_sim_before_bytes'])} | {_mb(r['heap_sim_after_bytes'])} | "
+            f"{r['ratio']:.3f} | {'yes' if r['budget_met'] else 'no'} | "
+            f"{r['extra_flops_pct']:+.2f}% | {r['pass_seconds']:.2f} s | {r['numerics']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(records: list[dict], path: Path, title: str) -> None:
+    failed = sum(1 for r in records if r.get("status") != "ok")
+    text = (
+        f"# {title}\n\nPeaks are XLA's HeapSimulator on the module's schedule; budgets are "
+        "fractions of the baseline peak (TensorFlow's own schedule). +FLOPs counts FLOPs, "
+        "transcendentals and copied elements (HloCostAnalysis).\n\n"
+        f"{failed} failed cell(s).\n\n## Model runs\n\n{model_table(records)}\n"
+        f"## Rematerialization (hlo-remat, CPU)\n\n{cell_table(records)}"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
+    """One PNG per model and scheduler: peak after vs budget, a line per
+    algorithm, extra FLOPs on the right axis."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in records:
+        if r.get("kind") == "offline" and r.get("status") == "ok":
+            groups[(r["model"], r["scheduler"])].append(r)
+    written = []
+    for (model, scheduler), rows in sorted(groups.items()):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        flops_ax = ax.twinx()
+        baseline = rows[0]["heap_sim_before_bytes"] / 1e6
+        budgets = sorted({r["budget_bytes"] / 1e6 for r in rows})
+        ax.plot(budgets, budgets, color="grey", linestyle=":", label="budget")
+        ax.axhline(baseline, color="black", linestyle="--", linewidth=1, label="baseline")
+        for algorithm in ALGORITHMS:
+            points = sorted(
+                (r["budget_bytes"] / 1e6, r["heap_sim_after_bytes"] / 1e6, r["extra_flops_pct"])
+                for r in rows
+                if r["algorithm"] == algorithm
+            )
+            if not points:
+                continue
+            xs, peaks, flops = zip(*points, strict=True)
+            (line,) = ax.plot(xs, peaks, marker="o", label=algorithm)
+            flops_ax.plot(xs, flops, color=line.get_color(), linestyle="--", marker="x", alpha=0.6)
+        ax.set_xlabel("budget (MB)")
+        ax.set_ylabel("peak after (MB, HeapSimulator; solid)")
+        flops_ax.set_ylabel("extra FLOPs % (dashed)")
+        ax.set_title(f"{model}, scheduler {scheduler}")
+        ax.legend(loc="upper left", fontsize=8)
+        fig.tight_layout()
+        path = out_dir / f"peak_vs_budget.{model}.{scheduler}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -> list[Path]:
+    """The original project's chart: memory before and after, per model, at
+    one budget, default scheduler."""
+    by_model: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        if (
+            r.get("kind") == "offline"
+            and r.get("status") == "ok"
+            and r["budget"] == budget
+            and r["scheduler"] == "default"
+        ):
+            by_model[r["model"]].append(r)
+    written = []
+    for model, rows in sorted(by_model.items()):
+        rows.sort(
+            key=lambda r: ALGORITHMS.index(r["algorithm"]) if r["algorithm"] in ALGORITHMS else 99
+        )
+        labels = ["before"] + [r["algorithm"] for r in rows]
+        values = [rows[0]["heap_sim_before_bytes"] / 1e6] + [
+            r["heap_sim_after_bytes"] / 1e6 for r in rows
+        ]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        bars = ax.bar(labels, values, color=["grey"] + ["tab:blue"] * len(rows))
+        ax.bar_label(bars, fmt="%.1f")
+        ax.axhline(rows[0]["budget_bytes"] / 1e6, color="red", linestyle=":", label="budget")
+        ax.set_ylabel("peak (MB, HeapSimulator)")
+        ax.set_title(f"{model}: memory before and after (budget {budget})")
+        ax.legend()
+        fig.tight_layout()
+        path = out_dir / f"before_after.{model}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written

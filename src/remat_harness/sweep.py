@@ -1,0 +1,335 @@
+"""Sweeps: models x modes x algorithms x schedulers x budgets, one JSON line
+per cell, resumable.
+
+A cell is finished once its line is in the results file, whether it passed
+or failed (failures carry their message); a rerun skips finished cells, and
+`--retry-failed` runs the failed ones again. Each model runs once per mode in
+its own subprocess (its HLO is cached under .cache/hlo); each cell is one
+`hlo-remat` subprocess, so a crash or a timeout costs that cell only.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo, step_modules
+
+ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
+SCHEDULERS = ("default", "postorder", "DFS", "list")
+
+
+class SweepError(ValueError):
+    """A sweep asked for something that does not exist."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: ModelSpec
+    algorithm: str
+    scheduler: str
+    budget: str  # "0.5" is a fraction of the baseline peak; "512M" is bytes
+    size_function: str = "plain"
+
+    @property
+    def key(self) -> str:
+        return "|".join(
+            (self.model.key, self.algorithm, self.scheduler, self.budget, self.size_function)
+        )
+
+
+@dataclass
+class SweepPlan:
+    models: list[ModelSpec]
+    algorithms: list[str]
+    schedulers: list[str]
+    budgets: list[str]
+    size_function: str = "plain"
+    check_numerics: bool = True
+    timeout_s: float = 600
+    cells: list[Cell] = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name, given, valid in (
+            ("algorithm", self.algorithms, ALGORITHMS),
+            ("scheduler", self.schedulers, SCHEDULERS),
+        ):
+            for value in given:
+                if value not in valid:
+                    raise SweepError(
+                        f"{name} {value!r} is not valid; choose from {', '.join(valid)}"
+                    )
+        for budget in self.budgets:
+            budget_bytes(budget, 1000)  # raises on a bad spelling
+        self.cells = [
+            Cell(m, a, s, b, self.size_function)
+            for m in self.models
+            for a in self.algorithms
+            for s in self.schedulers
+            for b in self.budgets
+        ]
+
+
+_SUFFIXES = {
+    "K": 1 << 10,
+    "M": 1 << 20,
+    "G": 1 << 30,
+    "KIB": 1 << 10,
+    "MIB": 1 << 20,
+    "GIB": 1 << 30,
+}
+
+
+def budget_bytes(budget: str, baseline: int) -> int:
+    """A budget as bytes: a fraction (0, 1] of `baseline`, or a byte count
+    with an optional K/M/G (powers of 1024, as the engine reads them)."""
+    text = budget.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is not None:
+        if "." in text or value <= 1:
+            if not 0 < value <= 1:
+                raise SweepError(f"budget {budget!r}: a fraction must be in (0, 1]")
+            return int(baseline * value)
+        return int(value)
+    upper = text.upper()
+    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+        if upper.endswith(suffix):
+            try:
+                return int(float(upper[: -len(suffix)]) * _SUFFIXES[suffix])
+            except ValueError:
+                break
+    raise SweepError(f"budget {budget!r}: use a fraction such as 0.5 or bytes such as 512M")
+
+
+def load_results(path: Path) -> dict[str, dict]:
+    """Finished cells by key; a torn last line (killed mid-write) is ignored."""
+    done: dict[str, dict] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "key" in record:
+            done[record["key"]] = record
+    return done
+
+
+def _append(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+class ModelCache:
+    """One model run per (model, mode): its step module and baseline peak."""
+
+    def __init__(self, work_dir: Path) -> None:
+        self.work_dir = work_dir
+        self._hlo: dict[str, Path | Exception] = {}
+        self._baseline: dict[str, int] = {}
+
+    def step(self, spec: ModelSpec) -> Path:
+        if spec.key not in self._hlo:
+            try:
+                self._hlo[spec.key] = produce_hlo(spec) / "step.hlo"
+            except (DumpError, subprocess.TimeoutExpired, OSError) as e:
+                self._hlo[spec.key] = e
+        found = self._hlo[spec.key]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def baseline(self, spec: ModelSpec) -> int:
+        if spec.key not in self._baseline:
+            self._baseline[spec.key] = baseline_peak(self.step(spec), self.work_dir / spec.key)
+        return self._baseline[spec.key]
+
+
+def xla_total_bytes(module_file: Path) -> int | None:
+    """'Total bytes used' of XLA's memory-usage report beside a dumped module
+    (the CPU buffer assignment's size), or None when XLA wrote none."""
+    report = module_file.with_name(module_file.name.replace(".txt", "-memory-usage-report.txt"))
+    if not report.exists():
+        return None
+    for line in report.read_text().splitlines():
+        if line.startswith("Total bytes used:"):
+            return int(line.split(":", 1)[1].split()[0])
+    return None
+
+
+def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
+    """What the model run itself showed: every module of the step with its
+    HeapSimulator peak (auto-jit: one per cluster), step time and losses."""
+    hlo_dir = cache.step(spec).parent
+    modules = []
+    for path in step_modules(hlo_dir / "dump"):
+        peak = baseline_peak(path, cache.work_dir / spec.key / "modules")
+        modules.append(
+            {
+                "file": path.name,
+                "heap_sim_peak_bytes": peak,
+                "xla_total_bytes": xla_total_bytes(path),
+            }
+        )
+    run = json.loads((hlo_dir / "run.json").read_text())
+    return {
+        "key": f"model|{spec.key}",
+        "kind": "model",
+        "status": "ok",
+        **asdict(spec),
+        "model": spec.key,
+        "modules": modules,
+        "largest_module_peak_bytes": max((m["heap_sim_peak_bytes"] for m in modules), default=0),
+        "sum_module_peaks_bytes": sum(m["heap_sim_peak_bytes"] for m in modules),
+        "xla_total_bytes": [m["xla_total_bytes"] for m in modules],
+        "step_time_median_s": run.get("step_time_median_s"),
+        "losses": run.get("losses"),
+    }
+
+
+def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
+    record: dict = {
+        "key": cell.key,
+        "kind": "offline",
+        "model": cell.model.key,
+        "mode": cell.model.mode,
+        "resnet_size": cell.model.resnet_size,
+        "algorithm": cell.algorithm,
+        "scheduler": cell.scheduler,
+        "budget": cell.budget,
+        "size_function": cell.size_function,
+    }
+    hlo = cache.step(cell.model)
+    baseline = cache.baseline(cell.model)
+    budget = budget_bytes(cell.budget, baseline)
+    record.update(baseline_bytes=baseline, budget_bytes=budget)
+    flags = [
+        f"--xla_rematerialization_algorithm={cell.algorithm}",
+        f"--xla_rematerialization_scheduler={cell.scheduler}",
+        f"--xla_rematerialization_mem_limit={budget}",
+        "--size-function",
+        cell.size_function,
+    ]
+    report_path = (
+        cache.work_dir / cell.model.key / "reports" / (cell.key.replace("|", ".") + ".json")
+    )
+    run = run_hlo_remat(
+        hlo, flags, report_path, check_numerics=plan.check_numerics, timeout_s=plan.timeout_s
+    )
+    if run.returncode != 0 or run.report is None:
+        lines = run.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"hlo-remat exited {run.returncode}")
+    r = run.report
+    record.update(
+        status="ok",
+        heap_sim_before_bytes=r["heap_sim_before_bytes"],
+        heap_sim_scheduled_bytes=r["heap_sim_scheduled_bytes"],
+        heap_sim_after_bytes=r["heap_sim_after_bytes"],
+        ratio=r["heap_sim_after_bytes"] / max(r["heap_sim_before_bytes"], 1),
+        budget_met=r["budget_met"],
+        extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
+        pass_seconds=r["pass_seconds"],
+        numerics=r["numerics"],
+        scheduler_chosen=r["scheduler_chosen"],
+        recomputed=r["recomputed"],
+        compressed=r["compressed"],
+        undone=r["undone"],
+        instructions_added=r["instructions_added"],
+        note=r["note"],
+    )
+    return record
+
+
+def run_sweep(
+    plan: SweepPlan,
+    results: Path,
+    console: Console,
+    retry_failed: bool = False,
+    cell_runner: Callable[[Cell, ModelCache, SweepPlan], dict] = run_cell,
+) -> list[dict]:
+    """Runs every unfinished cell; returns all records of the plan."""
+    done = load_results(results)
+    cache = ModelCache(results.parent / (results.stem + ".work"))
+
+    def finished(key: str) -> bool:
+        record = done.get(key)
+        return record is not None and (record.get("status") == "ok" or not retry_failed)
+
+    todo = [c for c in plan.cells if not finished(c.key)]
+    models = list(dict.fromkeys(c.model for c in plan.cells))
+    todo_models = [m for m in models if not finished(f"model|{m.key}")]
+    console.print(
+        f"{len(plan.cells)} cells, {len(plan.cells) - len(todo)} already in {results}; "
+        f"running {len(todo)}"
+    )
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("sweep", total=len(todo) + len(todo_models))
+        for spec in todo_models:
+            progress.update(task, description=f"model {spec.key}")
+            _run_one(f"model|{spec.key}", lambda s=spec: model_record(s, cache), results, done)
+            progress.advance(task)
+        for cell in todo:
+            progress.update(task, description=cell.key)
+            _run_one(cell.key, lambda c=cell: cell_runner(c, cache, plan), results, done)
+            progress.advance(task)
+    return [
+        done[k]
+        for k in [f"model|{m.key}" for m in models] + [c.key for c in plan.cells]
+        if k in done
+    ]
+
+
+def _run_one(key: str, work: Callable[[], dict], results: Path, done: dict[str, dict]) -> None:
+    start = time.monotonic()
+    try:
+        record = work()
+    except Exception as e:  # noqa: BLE001 - any failure is this cell's, recorded
+        message = f"{type(e).__name__}: {e}".strip()
+        record = {"key": key, "status": "failed", "error": message[-2000:]}
+        if "|" in key and not key.startswith("model|"):
+            model, algorithm, scheduler, budget, size_function = key.split("|")
+            record.update(
+                kind="offline",
+                model=model,
+                algorithm=algorithm,
+                scheduler=scheduler,
+                budget=budget,
+                size_function=size_function,
+            )
+    record["seconds"] = round(time.monotonic() - start, 3)
+    _append(results, record)
+    done[key] = record
+
+
+def parse_models(
+    sizes: Iterable[str], modes: Iterable[str], version: int, batch: int
+) -> list[ModelSpec]:
+    specs = []
+    for size in sizes:
+        depth = int(size)
+        if depth < 8 or (depth - 2) % 6:
+            raise SweepError(
+                f"resnet size {depth}: CIFAR ResNets have depth 6n+2 (20, 32, 44, 56, 110)"
+            )
+        for mode in modes:
+            specs.append(ModelSpec(depth, version, batch, mode))
+    return specs
