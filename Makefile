@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TF_DIR = $(shell $(BIN)/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("tensorflow").origin))')
 
-.PHONY: all venv engine demo test lint clean
+.PHONY: all venv system-deps engine demo test lint sweep heuristics patch clean
 
 all: engine
 
@@ -17,6 +17,12 @@ $(STAMP): pyproject.toml
 	touch $@
 
 venv: $(STAMP)
+
+# Graphviz renders the DOT dumps (the tests render them); Debian/Ubuntu.
+system-deps:
+	@command -v dot >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends graphviz; }
 
 engine: $(STAMP)
 	$(BIN)/cmake -S tools/hlo_remat -B build/engine -G Ninja \
@@ -32,9 +38,21 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests models scripts
 	$(BIN)/ruff format --check src tests models scripts
 
-test: engine
+test: engine system-deps
 	$(BIN)/ruff check src tests models scripts
 	$(BIN)/pytest -ra
+
+# ResNet-20 and ResNet-56, auto-jit and whole-step, every algorithm at
+# 80..30% budgets on CPU: reports/sweep/{results.jsonl,table.md,*.png}.
+sweep: engine
+	$(BIN)/remat-harness sweep --models 20,56 --modes jit,autojit
+
+# The heuristics table of issue 3: reports/heuristics/.
+heuristics: engine
+	$(BIN)/python scripts/heuristics_table.py
+
+patch: $(STAMP)
+	$(BIN)/python scripts/make_patch.py
 
 clean:
 	rm -rf build .cache reports

@@ -152,8 +152,7 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     return absl::OkStatus();
   };
 
-  if (name == kEnable || name == kDisableCuda || name == kDumpDot ||
-      name == kDumpMemlog) {
+  if (IsSwitchFlag(name)) {
     absl::StatusOr<bool> on = ParseBool(name, value);
     if (!on.ok()) return on.status();
     if (name == kEnable) options.enabled = *on;
@@ -208,6 +207,11 @@ absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
     if (!s.ok() && !absl::IsNotFound(s)) return s;
   }
   return absl::OkStatus();
+}
+
+bool IsSwitchFlag(absl::string_view name) {
+  return name == kEnable || name == kDisableCuda || name == kDumpDot ||
+         name == kDumpMemlog;
 }
 
 std::vector<std::string> RematFlagNames() {

@@ -62,6 +62,10 @@ absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
 // Names of all flags, for help texts and registration.
 std::vector<std::string> RematFlagNames();
 
+// True for the flags that are switches (--flag, --flag=false) rather than
+// flags that take a value.
+bool IsSwitchFlag(absl::string_view name);
+
 }  // namespace remat
 }  // namespace xla
 

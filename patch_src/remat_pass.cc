@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/log/log.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -231,7 +232,17 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
 absl::StatusOr<bool> RematerializationPass::RunImpl(
     HloModule* module, const absl::flat_hash_set<absl::string_view>&) {
   if (!options_.enabled) return false;
-  TF_ASSIGN_OR_RETURN(report_, RunRemat(module, options_, size_fn_));
+  RematOptions options = options_;
+  if (options.dump_dir.empty()) {
+    options.dump_dir = module->config().debug_options().xla_dump_to();
+  }
+  TF_ASSIGN_OR_RETURN(report_, RunRemat(module, options, size_fn_));
+  LOG(INFO) << "rematerialization (" << report_.algorithm << ") on "
+            << module->name() << ": peak " << report_.heap_sim_before_bytes
+            << " -> " << report_.heap_sim_after_bytes << " bytes, budget "
+            << report_.budget_bytes << (report_.budget_met ? " met" : " missed")
+            << ", " << report_.instructions_added << " instructions added";
+  VLOG(1) << report_.ToJson();
   return report_.instructions_added > 0 ||
          report_.scheduler_chosen != "unchanged";
 }

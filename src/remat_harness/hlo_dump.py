@@ -50,9 +50,16 @@ def model_environment(mode: str, dump_dir: Path, extra_xla_flags: str = "") -> d
 
 
 def run_model(
-    spec: ModelSpec, dump_dir: Path, train_steps: int = 2, timeout_s: float = 900
+    spec: ModelSpec,
+    dump_dir: Path,
+    train_steps: int = 2,
+    timeout_s: float = 900,
+    extra_xla_flags: str = "",
+    device: str = "cpu",
 ) -> dict:
-    """Runs the model once, dumping HLO into `dump_dir`; returns its RESULT."""
+    """Runs the model once, dumping HLO into `dump_dir`; returns its RESULT.
+    `extra_xla_flags` go into XLA_FLAGS (the remat flags on a patched build);
+    device "gpu" leaves the GPUs visible."""
     dump_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,
@@ -66,9 +73,14 @@ def run_model(
     ]
     if spec.mode == "jit":
         cmd.append("--enable_xla")
+    env = model_environment(spec.mode, dump_dir, extra_xla_flags)
+    if device == "gpu":
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        if spec.mode == "autojit":
+            env["TF_XLA_FLAGS"] = "--tf_xla_auto_jit=2"
     proc = subprocess.run(
         cmd,
-        env=model_environment(spec.mode, dump_dir),
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout_s,

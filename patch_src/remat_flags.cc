@@ -1,0 +1,72 @@
+#include "xla/service/remat/remat_flags.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/base/no_destructor.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/log/log.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+absl::Mutex& OptionsMutex() {
+  static absl::NoDestructor<absl::Mutex> mutex;
+  return *mutex;
+}
+
+RematOptions& GlobalOptions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(OptionsMutex()) {
+  static absl::NoDestructor<RematOptions> options;
+  return *options;
+}
+
+bool Apply(const std::string& flag) {
+  absl::MutexLock lock(&OptionsMutex());
+  absl::Status status = ApplyRematFlag(flag, GlobalOptions());
+  if (!status.ok()) {
+    LOG(ERROR) << "XLA_FLAGS: " << status.message();
+    return false;
+  }
+  return true;
+}
+
+constexpr char kUsage[] =
+    "Rematerialization pass (xla/service/remat); see the project README.";
+
+}  // namespace
+
+void AppendRematFlags(std::vector<tsl::Flag>* flag_list) {
+  // tsl::Flag keeps the name pointer: the names live as long as the process.
+  static const absl::NoDestructor<std::vector<std::string>> names(
+      RematFlagNames());
+  for (const std::string& name : *names) {
+    if (IsSwitchFlag(name)) {
+      flag_list->push_back(tsl::Flag(
+          name.c_str(),
+          std::function<bool(bool)>([&name](bool on) {
+            return Apply(absl::StrCat("--", name, "=", on ? "true" : "false"));
+          }),
+          false, kUsage));
+    } else {
+      flag_list->push_back(tsl::Flag(
+          name.c_str(),
+          std::function<bool(std::string)>([&name](std::string value) {
+            return Apply(absl::StrCat("--", name, "=", value));
+          }),
+          "", kUsage));
+    }
+  }
+}
+
+RematOptions CurrentRematOptions() {
+  absl::MutexLock lock(&OptionsMutex());
+  return GlobalOptions();
+}
+
+}  // namespace remat
+}  // namespace xla

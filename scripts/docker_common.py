@@ -1,0 +1,39 @@
+"""What build_wheel.py and run_suite.py share: finding a Docker engine and
+running a command with its output shown."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class DockerError(Exception):
+    """Docker cannot do what was asked; the message says why and what to do."""
+
+
+def require_docker() -> str:
+    docker = shutil.which("docker")
+    if docker is None:
+        raise DockerError(
+            "the `docker` command is not installed (https://docs.docker.com/engine/install/)"
+        )
+    info = subprocess.run(
+        [docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True
+    )
+    if info.returncode != 0:
+        reason = (info.stderr.strip().splitlines() or ["no answer"])[-1]
+        raise DockerError(
+            f"no Docker engine is reachable ({reason}); start dockerd or set DOCKER_HOST"
+        )
+    return docker
+
+
+def run(cmd: list[str], dry_run: bool, env: dict[str, str] | None = None) -> int:
+    print("+ " + shlex.join(cmd), flush=True)
+    if dry_run:
+        return 0
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=env).returncode

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Writes remat.patch: the engine from patch_src/ as a new XLA package, plus
+the wiring hunks, against TensorFlow v2.21.0. The patch is generated, never
+edited by hand; `--check` fails when the committed patch is stale.
+
+    .venv/bin/python scripts/make_patch.py            # rewrite remat.patch
+    .venv/bin/python scripts/make_patch.py --check    # exit 1 if it differs
+    .venv/bin/python scripts/make_patch.py --tf-src ~/tensorflow  # also check anchors
+
+Each wiring hunk is anchored on upstream lines given verbatim below; `git apply`
+finds them even where line numbers moved. `--tf-src` checks every anchor in a
+checkout and fills in the exact line numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PATCH_SRC = REPO_ROOT / "patch_src"
+PATCH_FILE = REPO_ROOT / "remat.patch"
+TF_TAG = "v2.21.0"
+TF_COMMIT = "a481b10260dfdf833a1b16007eead49c1d7febf3"
+XLA = "third_party/xla/xla"
+PACKAGE = f"{XLA}/service/remat"
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """Insert `lines` between the upstream lines `before` and `after`."""
+
+    path: str
+    why: str
+    before: tuple[str, ...]
+    lines: tuple[str, ...]
+    after: tuple[str, ...]
+    line_hint: int  # where `before` starts in the upstream file (approximate)
+
+
+# Each call site includes remat_hooks.h right after its own header; the BUILD
+# hunks add the matching dependencies.
+WIRING: tuple[Wiring, ...] = (
+    Wiring(
+        f"{XLA}/debug_options_flags.cc",
+        "register the rematerialization flags with XLA's flag list",
+        ('#include "xla/debug_options_parsers.h"',),
+        ('#include "xla/service/remat/remat_flags.h"',),
+        ('#include "xla/parse_flags_from_env.h"',),
+        38,
+    ),
+    Wiring(
+        f"{XLA}/debug_options_flags.cc",
+        "register the rematerialization flags with XLA's flag list",
+        (
+            "void MakeDebugOptionsFlags(std::vector<tsl::Flag>* flag_list,",
+            "                           DebugOptions* debug_options) {",
+        ),
+        ("  remat::AppendRematFlags(flag_list);",),
+        ('  // Returns a lambda that calls "member_setter" on "debug_options" with the',),
+        400,
+    ),
+    Wiring(
+        f"{XLA}/BUILD",
+        "debug_options_flags depends on the flag registration",
+        ('            ":parse_flags_from_env",', '            ":xla_proto_cc",'),
+        ('            "//xla/service/remat:remat_flags",',),
+        ('            "//xla/service:collective_utils",',),
+        1230,
+    ),
+    Wiring(
+        f"{XLA}/service/gpu/gpu_compiler.cc",
+        "GPU: run the pass after upstream's rematerialization, before buffer assignment",
+        ("    pipeline.AddPass<HloRematerialization>(remat_opts, sizes);",),
+        ("    remat::AddRematPassIfEnabled(pipeline, ShapeSizeBytesFunction());",),
+        ("    pipeline.AddPass<StreamAttributeAnnotator>();",),
+        2580,
+    ),
+    Wiring(
+        f"{XLA}/service/gpu/gpu_compiler.cc",
+        "GPU: the hook's header",
+        ('#include "xla/service/gpu/gpu_compiler.h"',),
+        ('#include "xla/service/remat/remat_hooks.h"',),
+        ("",),
+        16,
+    ),
+    Wiring(
+        f"{XLA}/service/gpu/BUILD",
+        "gpu_compiler depends on the hooks",
+        ("    deps = if_gpu_is_configured([", '        # go/keep-sorted start prefix_order=":,,'),
+        ('        "//xla/service/remat:remat_hooks",',),
+        ('        ":buffer_sharing",',),
+        1330,
+    ),
+    Wiring(
+        f"{XLA}/service/gpu/fusion_pipeline.cc",
+        "--xla_rematerialization_disable_cuda skips MultiOutputFusion",
+        ("  fusion.AddPass<HloDCE>();",),
+        ("  if (!remat::MultiOutputFusionDisabled())",),
+        ("  fusion.AddPass<MultiOutputFusion>(gpu_device_info, alias_info,",),
+        90,
+    ),
+    Wiring(
+        f"{XLA}/service/gpu/fusion_pipeline.cc",
+        "the disable switch's header",
+        ('#include "xla/service/gpu/fusion_pipeline.h"',),
+        ('#include "xla/service/remat/remat_hooks.h"',),
+        ("",),
+        16,
+    ),
+    Wiring(
+        f"{XLA}/service/gpu/BUILD",
+        "fusion_pipeline depends on the hooks",
+        ('        "//xla/service/gpu/transforms:multi_output_fusion",',),
+        ('        "//xla/service/remat:remat_hooks",',),
+        ('        "//xla/service/gpu/transforms:priority_fusion",',),
+        1160,
+    ),
+    Wiring(
+        f"{XLA}/service/cpu/cpu_compiler.cc",
+        "CPU: run the pass on the final schedule, before buffer assignment",
+        (
+            "  TF_ASSIGN_OR_RETURN(HloSchedule schedule, CreateHloSchedule(*module));",
+            "  TF_RETURN_IF_ERROR(module->set_schedule(schedule));",
+        ),
+        ("  TF_RETURN_IF_ERROR(remat::RunRematIfEnabled(&*module, remat::PlainBytes));",),
+        ("",),
+        1900,
+    ),
+    Wiring(
+        f"{XLA}/service/cpu/cpu_compiler.cc",
+        "CPU: the hook and size function's header",
+        ('#include "xla/service/cpu/cpu_compiler.h"',),
+        ('#include "xla/service/remat/remat_hooks.h"',),
+        ("",),
+        16,
+    ),
+    Wiring(
+        f"{XLA}/service/cpu/BUILD",
+        "cpu_compiler depends on the hooks",
+        ('        "@local_tsl//tsl/profiler/lib:traceme_encode",',),
+        ('        "//xla/service/remat:remat_hooks",',),
+        ("    ] + if_llvm_aarch64_available([",),
+        330,
+    ),
+)
+
+# Bazel targets of the new package: name -> sources (headers found beside).
+TARGETS: dict[str, tuple[str, ...]] = {
+    "remat_options": ("remat_options.cc",),
+    "remat_flags": ("remat_flags.cc",),
+    "remat_engine": (
+        "articulation_points.cc",
+        "compact_layout.cc",
+        "memory_tracker.cc",
+        "remat_candidates.cc",
+        "remat_dump.cc",
+        "remat_pass.cc",
+        "remat_planner.cc",
+        "remat_report.cc",
+        "remat_schedule.cc",
+        "size_function.cc",
+        "xla_baseline.cc",
+    ),
+    "remat_hooks": ("remat_hooks.cc",),
+}
+HEADER_ONLY = {"remat_engine": ("range_max_tree.h", "remat_decision.h")}
+
+# Header -> Bazel label where the label is not the header's own path.
+LABEL_EXCEPTIONS = {
+    "absl/base/thread_annotations.h": "@com_google_absl//absl/base:core_headers",
+    "absl/log/log.h": "@com_google_absl//absl/log",
+    "absl/status/status.h": "@com_google_absl//absl/status",
+    "absl/synchronization/mutex.h": "@com_google_absl//absl/synchronization",
+    "absl/strings/str_format.h": "@com_google_absl//absl/strings:str_format",
+    "absl/strings/string_view.h": "@com_google_absl//absl/strings:string_view",
+    "xla/hlo/pass/hlo_pass_interface.h": "//xla/hlo/pass:hlo_pass",
+    "xla/layout.h": "//xla:layout",
+    "xla/primitive_util.h": "//xla:shape_util",
+    "xla/shape.h": "//xla:shape_util",
+    "xla/service/heap_simulator/heap_simulator.h": "//xla/service/heap_simulator",
+}
+
+
+def label_for(header: str) -> str:
+    if header in LABEL_EXCEPTIONS:
+        return LABEL_EXCEPTIONS[header]
+    if header.startswith("xla/service/remat/"):
+        name = Path(header).stem
+        for target, sources in TARGETS.items():
+            stems = {Path(s).stem for s in sources} | {
+                Path(h).stem for h in HEADER_ONLY.get(target, ())
+            }
+            if name in stems:
+                return f":{target}"
+        raise SystemExit(f"make_patch: {header} belongs to no target")
+    if header.startswith("xla/hlo/ir/"):
+        return "//xla/hlo/ir:hlo"
+    if header.startswith("absl/strings/"):
+        return "@com_google_absl//absl/strings"
+    package, stem = str(Path(header).parent), Path(header).stem
+    if header.startswith("absl/"):
+        return f"@com_google_absl//{package}:{stem}"
+    return f"//{package}:{stem}"
+
+
+def includes(path: Path) -> list[str]:
+    return re.findall(r'^#include "([^"]+)"', path.read_text(), flags=re.M)
+
+
+def build_file() -> str:
+    lines = [
+        "# The rematerialization pass (generated by scripts/make_patch.py from",
+        "# the project's patch_src/; see its README).",
+        'load("//xla/tsl/platform:rules_cc.bzl", "cc_library")',
+        "",
+        "package(",
+        '    default_visibility = ["//visibility:public"],',
+        '    licenses = ["notice"],',
+        ")",
+    ]
+    for target, sources in TARGETS.items():
+        headers = sorted(
+            {f"{Path(s).stem}.h" for s in sources if (PATCH_SRC / f"{Path(s).stem}.h").exists()}
+            | set(HEADER_ONLY.get(target, ()))
+        )
+        deps: set[str] = set()
+        for name in (*sources, *headers):
+            for header in includes(PATCH_SRC / name):
+                label = label_for(header)
+                if label != f":{target}":
+                    deps.add(label)
+        lines += ["", "cc_library(", f'    name = "{target}",']
+        lines += ["    srcs = [", *[f'        "{s}",' for s in sources], "    ],"]
+        lines += ["    hdrs = [", *[f'        "{h}",' for h in headers], "    ],"]
+        ordered = sorted(deps, key=lambda d: (not d.startswith(":"), d))
+        lines += ["    deps = [", *[f'        "{d}",' for d in ordered], "    ],", ")"]
+    return "\n".join(lines) + "\n"
+
+
+def new_file_diff(path: str, text: str) -> str:
+    body = text.splitlines()
+    out = [
+        f"diff --git a/{path} b/{path}",
+        "new file mode 100644",
+        "--- /dev/null",
+        f"+++ b/{path}",
+        f"@@ -0,0 +1,{len(body)} @@",
+        *[f"+{line}" for line in body],
+    ]
+    return "\n".join(out) + "\n"
+
+
+def hunk(w: Wiring, start: int, shift: int) -> str:
+    old = len(w.before) + len(w.after)
+    new = old + len(w.lines)
+    out = [f"@@ -{start},{old} +{start + shift},{new} @@ {w.why}"]
+    out += [f" {line}" for line in w.before]
+    out += [f"+{line}" for line in w.lines]
+    out += [f" {line}" for line in w.after]
+    return "\n".join(out) + "\n"
+
+
+def locate(w: Wiring, tf_src: Path | None) -> int:
+    if tf_src is None:
+        return w.line_hint
+    lines = (tf_src / w.path).read_text().splitlines()
+    anchor = (*w.before, *w.after)
+    for i in range(len(lines) - len(anchor) + 1):
+        if tuple(lines[i : i + len(anchor)]) == anchor:
+            return i + 1
+    raise SystemExit(f"make_patch: anchor of '{w.why}' not found in {w.path}")
+
+
+def make_patch(tf_src: Path | None = None) -> str:
+    parts = [
+        f"remat.patch: the rematerialization pass for TensorFlow {TF_TAG} ({TF_COMMIT}).\n"
+        "Generated by scripts/make_patch.py; do not edit.\n\n"
+    ]
+    by_file: dict[str, list[Wiring]] = {}
+    for w in WIRING:
+        by_file.setdefault(w.path, []).append(w)
+    for path in sorted(by_file):
+        wirings = sorted(by_file[path], key=lambda w: locate(w, tf_src))
+        parts.append(f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n")
+        shift = 0
+        for w in wirings:
+            parts.append(hunk(w, locate(w, tf_src), shift))
+            shift += len(w.lines)
+    parts.append(new_file_diff(f"{PACKAGE}/BUILD", build_file()))
+    for source in sorted(PATCH_SRC.iterdir()):
+        if source.suffix in (".h", ".cc"):
+            parts.append(new_file_diff(f"{PACKAGE}/{source.name}", source.read_text()))
+    return "".join(parts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if remat.patch is stale")
+    parser.add_argument("--tf-src", type=Path, help="a TensorFlow checkout to check anchors in")
+    parser.add_argument("--output", type=Path, default=PATCH_FILE)
+    args = parser.parse_args()
+    text = make_patch(args.tf_src)
+    if args.check:
+        if not args.output.exists() or args.output.read_text() != text:
+            print(f"{args.output} is stale: run scripts/make_patch.py", file=sys.stderr)
+            return 1
+        print(f"{args.output} is up to date")
+        return 0
+    args.output.write_text(text)
+    print(f"wrote {args.output} ({text.count(chr(10))} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""The GPU tier: a patched TensorFlow on a GPU, the real allocator peak with
+and without the pass. Skips, with the reason, anywhere else."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from remat_harness.hlo_dump import MODES, ModelSpec, run_model
+from remat_harness.paths import REPORTS_DIR
+from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
+from tests.baselines import baselines
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def patched_gpu() -> None:
+    ok, why = gpu_available()
+    if not ok:
+        pytest.skip(f"GPU tier: {why}")
+    ok, why = tensorflow_is_patched()
+    if not ok:
+        pytest.skip(f"GPU tier: {why}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", [20, 56])
+def test_remat_lowers_the_allocator_peak(patched_gpu, size, mode, tmp_path):
+    spec = ModelSpec(size, 1, 64, mode)
+    limits = baselines()["gpu"]
+    base = run_model(spec, tmp_path / "base", train_steps=5, device="gpu")
+    assert base["gpu_peak_bytes"], base
+    budget = int(base["gpu_peak_bytes"] * limits["budget_fraction"])
+    flags = (
+        f"--xla_use_hlo_rematerialization --xla_rematerialization_mem_limit={budget} "
+        f"--xla_rematerialization_algorithm={limits['algorithm']} "
+        "--xla_rematerialization_small_node_limit=1"
+    )
+    remat = run_model(spec, tmp_path / "remat", train_steps=5, extra_xla_flags=flags, device="gpu")
+    drop = 1.0 - remat["gpu_peak_bytes"] / base["gpu_peak_bytes"]
+    record = {
+        "model": spec.key,
+        "peak_before": base["gpu_peak_bytes"],
+        "peak_after": remat["gpu_peak_bytes"],
+        "drop": drop,
+        "step_time_ratio": remat["step_time_median_s"] / base["step_time_median_s"],
+    }
+    REPORTS_DIR.mkdir(parents=True, exist_ok=True)
+    with (REPORTS_DIR / "gpu_tier.jsonl").open("a") as f:
+        f.write(json.dumps(record) + "\n")
+    assert drop >= limits["min_peak_drop"], (
+        f"{spec.key}: peak dropped {drop:.3f}, baseline asks at least {limits['min_peak_drop']}"
+        f" (tests/baselines.json); {record}"
+    )
+    np.testing.assert_allclose(remat["losses"], base["losses"], rtol=limits["loss_rtol"])
