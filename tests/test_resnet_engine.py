@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.engine import run_hlo_remat
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 
 pytestmark = pytest.mark.slow
@@ -17,25 +17,39 @@ def resnet20_step() -> Path:
     return produce_hlo(ModelSpec(20, 1, 64, "jit")) / "step.hlo"
 
 
-@pytest.fixture(scope="module")
-def baseline(resnet20_step: Path, tmp_path_factory) -> int:
-    return baseline_peak(resnet20_step, tmp_path_factory.mktemp("baseline"))
-
-
 def test_module_is_the_whole_step(resnet20_step: Path):
     text = resnet20_step.read_text()
     assert "is_scheduled=true" in text
     assert text.count("convolution(") >= 3 * 19  # forward, two backward per conv
 
 
-@pytest.mark.parametrize("algorithm", ["standard", "xla"])
-def test_half_budget_lowers_peak_with_equal_numerics(resnet20_step, baseline, tmp_path, algorithm):
-    budget = baseline // 2
+# compress can only act under a size function with a smaller layout.
+CASES = [
+    ("standard", "plain"),
+    ("path", "plain"),
+    ("xla", "plain"),
+    ("compress", "tiled"),
+    ("standardcompress", "tiled"),
+]
+
+
+@pytest.mark.parametrize(("algorithm", "size_function"), CASES)
+def test_half_budget_lowers_peak_with_equal_numerics(
+    resnet20_step, tmp_path, algorithm, size_function
+):
+    base = run_hlo_remat(
+        resnet20_step,
+        ["--xla_rematerialization_mem_limit=1G", "--size-function", size_function],
+        tmp_path / "base.json",
+    ).report
+    baseline = base["heap_sim_before_bytes"]
     run = run_hlo_remat(
         resnet20_step,
         [
             f"--xla_rematerialization_algorithm={algorithm}",
-            f"--xla_rematerialization_mem_limit={budget}",
+            f"--xla_rematerialization_mem_limit={baseline // 2}",
+            "--size-function",
+            size_function,
         ],
         tmp_path / "r.json",
         output=tmp_path / "out.hlo",
@@ -45,26 +59,8 @@ def test_half_budget_lowers_peak_with_equal_numerics(resnet20_step, baseline, tm
     r = run.report
     assert r["heap_sim_after_bytes"] < r["heap_sim_before_bytes"], r
     assert r["numerics"] == "equal", r["note"]
-    assert r["heap_sim_before_bytes"] == baseline
-
-
-# Regression threshold, measured: standard at a 50% budget reached 0.531 of
-# the baseline peak (it does not recompute dots and convolutions, so it stops
-# short of 0.5); XLA's own pass reached 0.501.
-STANDARD_HALF_BUDGET_MAX_RATIO = 0.55
-
-
-def test_standard_at_half_budget_stays_near_it(resnet20_step, baseline, tmp_path):
-    budget = baseline // 2
-    run = run_hlo_remat(
-        resnet20_step,
-        [f"--xla_rematerialization_mem_limit={budget}"],
-        tmp_path / "r.json",
-    )
-    r = run.report
-    ratio = r["heap_sim_after_bytes"] / baseline
-    assert ratio <= STANDARD_HALF_BUDGET_MAX_RATIO, f"{ratio:.3f} of baseline"
-    assert r["instructions_added"] > 0
+    if algorithm in ("compress", "standardcompress"):
+        assert r["compressed"] > 0, r["note"]
 
 
 def test_tracker_agrees_with_heap_simulator(resnet20_step, tmp_path):

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     produce = sub.add_parser("produce-hlo", help="dump a model's training-step HLO")
     _add_model_args(produce)
     produce.add_argument("--force", action="store_true", help="ignore the cache")
-    demo = sub.add_parser("demo", help="xla and standard at 50%% budget on ResNet-20")
+    demo = sub.add_parser("demo", help="every algorithm and scheduler at 50%% budget on ResNet-20")
     _add_model_args(demo)
     demo.add_argument("--budget-fraction", type=float, default=0.5)
     demo.add_argument("--no-numerics", action="store_true")
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--out", type=Path, default=None, help="folder (default: beside results)")
     report.add_argument("--title", default="Rematerialization sweep")
     args = parser.parse_args(argv)
-    console = Console(width=max(Console().width, 100))  # the demo table needs 100
+    console = Console(width=max(Console().width, 140))  # the demo table needs 140
     try:
         if args.command == "produce-hlo":
             out = produce_hlo(_spec(args), force=args.force)

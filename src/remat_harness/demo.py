@@ -1,5 +1,5 @@
-"""`make demo`: ResNet-20 step, `xla` and `standard` × every scheduler at a
-budget of half the baseline peak; prints a table and writes the JSON reports."""
+"""`make demo`: ResNet-20 step, every algorithm × every scheduler at a budget
+of half the baseline peak; prints a table and writes the JSON reports."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class DemoRow:
 def run_demo(
     spec: ModelSpec,
     console: Console,
-    algorithms: tuple[str, ...] = ("xla", "standard"),
+    algorithms: tuple[str, ...] = ("xla", "standard", "compress", "standardcompress", "path"),
     budget_fraction: float = 0.5,
     out_dir: Path = REPORTS_DIR / "demo",
     check_numerics: bool = True,
@@ -73,16 +73,27 @@ def _mb(value: int) -> str:
     return f"{value / 1e6:.1f} MB"
 
 
+def _moves(r: dict) -> str:
+    """What the algorithm did: recomputed, compressed, undone; or its note."""
+    if r["algorithm"] == "xla":
+        return f"+{r['instructions_added']} instr"
+    if not (r["recomputed"] or r["compressed"] or r["undone"]) and r["note"]:
+        return r["note"][:40]
+    return f"{r['recomputed']} rc / {r['compressed']} cp / {r['undone']} undo"
+
+
 def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
     table = Table(title=f"{title}: budget {_mb(budget)} (HeapSimulator peaks)")
     for column in ("algorithm", "scheduler", "before", "after", "ratio", "budget"):
         table.add_column(column, justify="right" if column in ("before", "after") else "left")
-    for column in ("+FLOPs", "pass", "numerics"):
+    for column in ("moves", "+FLOPs", "pass", "numerics"):
         table.add_column(column)
     for row in rows:
         r = row.report
         if r is None:
-            table.add_row(row.algorithm, row.scheduler, "-", "-", "-", "error", "-", "-", row.error)
+            table.add_row(
+                row.algorithm, row.scheduler, "-", "-", "-", "error", "-", "-", "-", row.error
+            )
             continue
         before, after = r["heap_sim_before_bytes"], r["heap_sim_after_bytes"]
         extra = 100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1)
@@ -95,6 +106,7 @@ def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
             _mb(after),
             f"{after / max(before, 1):.3f}",
             "met" if r["budget_met"] else "missed",
+            _moves(r),
             f"{extra:+.2f}%",
             f"{r['pass_seconds'] * 1000:.0f} ms",
             r["numerics"],
