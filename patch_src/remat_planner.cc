@@ -842,7 +842,8 @@ void Planner::Revert(AppliedMove& move) {
   for (auto it = move.reads.rbegin(); it != move.reads.rend(); ++it) {
     const auto& [b, slot, added] = *it;
     if (added) {
-      buffer_reads_[b].erase(buffer_reads_[b].find(slot));
+      auto read = buffer_reads_[b].find(slot);
+      if (read != buffer_reads_[b].end()) buffer_reads_[b].erase(read);
     } else {
       buffer_reads_[b].insert(slot);
     }

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from docker_common import REPO_ROOT, DockerError, require_docker, run
+from docker_common import REPO_ROOT, docker_for, run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,11 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (REPO_ROOT / "remat.patch").exists():
         print("build_wheel: remat.patch is missing; run scripts/make_patch.py", file=sys.stderr)
         return 2
-    try:
-        docker = "docker" if args.dry_run else require_docker()
-    except DockerError as e:
-        print(f"build_wheel: {e}", file=sys.stderr)
-        return 2
+    docker = docker_for("build_wheel", args.dry_run)
     cmd = [
         docker,
         "build",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,18 @@ def require_docker() -> str:
             f"no Docker engine is reachable ({reason}); start dockerd or set DOCKER_HOST"
         )
     return docker
+
+
+def docker_for(prog: str, dry_run: bool) -> str:
+    """The docker command to use; with dry_run no engine is needed. Exits 2
+    with the reason when there is none."""
+    if dry_run:
+        return "docker"
+    try:
+        return require_docker()
+    except DockerError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
 
 
 def run(cmd: list[str], dry_run: bool, env: dict[str, str] | None = None) -> int:

@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from docker_common import REPO_ROOT, DockerError, require_docker, run
+from docker_common import REPO_ROOT, docker_for, run
 
 IMAGE = "remat-suite"
 
@@ -36,11 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        docker = "docker" if args.dry_run else require_docker()
-    except DockerError as e:
-        print(f"run_suite: {e}", file=sys.stderr)
-        return 2
+    docker = docker_for("run_suite", args.dry_run)
     code = run([docker, "build", "-f", "docker/suite.Dockerfile", "-t", IMAGE, "."], args.dry_run)
     if code != 0:
         return code
