@@ -20,6 +20,7 @@ from remat_harness.sweep import (
     parse_models,
     run_sweep,
 )
+from remat_harness.tf_runtime import tensorflow_is_patched
 
 
 def _spec(args: argparse.Namespace) -> ModelSpec:
@@ -50,7 +51,12 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         size_function=args.size_function,
         check_numerics=not args.no_numerics,
         timeout_s=args.timeout,
+        patched=args.patched,
     )
+    if args.patched:
+        ok, why = tensorflow_is_patched()
+        if not ok:
+            raise SweepError(why)
     start = time.monotonic()
     records = run_sweep(plan, args.results, console, retry_failed=args.retry_failed)
     failed = [r for r in records if r.get("status") != "ok"]
@@ -104,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     sweep.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
     sweep.add_argument("--no-numerics", action="store_true")
     sweep.add_argument("--retry-failed", action="store_true")
+    sweep.add_argument(
+        "--patched",
+        action="store_true",
+        help="run the models on the installed, patched TensorFlow with the remat flags "
+        "(real peaks) instead of hlo-remat on their HLO",
+    )
     sweep.add_argument("--timeout", type=float, default=600, help="seconds per cell")
     report = sub.add_parser("report", help="Markdown table and PNG plots from a results file")
     report.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")

@@ -21,7 +21,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from remat_harness.engine import baseline_peak, run_hlo_remat
-from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo, step_modules
+from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo, run_model, step_modules
+from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
 ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
 SCHEDULERS = ("default", "postorder", "DFS", "list")
@@ -38,12 +39,12 @@ class Cell:
     scheduler: str
     budget: str  # "0.5" is a fraction of the baseline peak; "512M" is bytes
     size_function: str = "plain"
+    patched: bool = False  # run the model on a patched TensorFlow, not hlo-remat
 
     @property
     def key(self) -> str:
-        return "|".join(
-            (self.model.key, self.algorithm, self.scheduler, self.budget, self.size_function)
-        )
+        parts = [self.model.key, self.algorithm, self.scheduler, self.budget, self.size_function]
+        return "|".join(parts + (["patched"] if self.patched else []))
 
 
 @dataclass
@@ -55,6 +56,7 @@ class SweepPlan:
     size_function: str = "plain"
     check_numerics: bool = True
     timeout_s: float = 600
+    patched: bool = False
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -70,7 +72,7 @@ class SweepPlan:
         for budget in self.budgets:
             budget_bytes(budget, 1000)  # raises on a bad spelling
         self.cells = [
-            Cell(m, a, s, b, self.size_function)
+            Cell(m, a, s, b, self.size_function, self.patched)
             for m in self.models
             for a in self.algorithms
             for s in self.schedulers
@@ -253,6 +255,50 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     return record
 
 
+def run_patched_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
+    """The model itself, run by a patched TensorFlow with the remat flags: the
+    real peak (GPU: the allocator's; CPU: XLA's buffer assignment of the
+    step's largest module, which the CPU hook changes)."""
+    ok, why = tensorflow_is_patched()
+    if not ok:
+        raise SweepError(why)
+    on_gpu, _ = gpu_available()
+    device = "gpu" if on_gpu else "cpu"
+    baseline = cache.baseline(cell.model)
+    budget = budget_bytes(cell.budget, baseline)
+    flags = (
+        f"--xla_use_hlo_rematerialization --xla_rematerialization_mem_limit={budget} "
+        f"--xla_rematerialization_algorithm={cell.algorithm} "
+        f"--xla_rematerialization_scheduler={cell.scheduler}"
+    )
+    work = cache.work_dir / cell.model.key / "patched" / cell.key.replace("|", ".")
+    before = run_model(cell.model, work / "before", device=device)
+    after = run_model(cell.model, work / "after", extra_xla_flags=flags, device=device)
+
+    def peak(result: dict, dump: Path) -> int | None:
+        if device == "gpu":
+            return result.get("gpu_peak_bytes")
+        modules = step_modules(dump)
+        return xla_total_bytes(modules[0]) if modules else None
+
+    return {
+        "key": cell.key,
+        "kind": "patched",
+        "status": "ok",
+        "model": cell.model.key,
+        "device": device,
+        "algorithm": cell.algorithm,
+        "scheduler": cell.scheduler,
+        "budget": cell.budget,
+        "budget_bytes": budget,
+        "peak_before_bytes": peak(before, work / "before"),
+        "peak_after_bytes": peak(after, work / "after"),
+        "step_time_ratio": after["step_time_median_s"] / before["step_time_median_s"],
+        "losses_before": before["losses"],
+        "losses_after": after["losses"],
+    }
+
+
 def run_sweep(
     plan: SweepPlan,
     results: Path,
@@ -289,7 +335,8 @@ def run_sweep(
             progress.advance(task)
         for cell in todo:
             progress.update(task, description=cell.key)
-            _run_one(cell.key, lambda c=cell: cell_runner(c, cache, plan), results, done)
+            runner = run_patched_cell if cell.patched else cell_runner
+            _run_one(cell.key, lambda c=cell, r=runner: r(c, cache, plan), results, done)
             progress.advance(task)
     return [
         done[k]
@@ -306,9 +353,9 @@ def _run_one(key: str, work: Callable[[], dict], results: Path, done: dict[str, 
         message = f"{type(e).__name__}: {e}".strip()
         record = {"key": key, "status": "failed", "error": message[-2000:]}
         if "|" in key and not key.startswith("model|"):
-            model, algorithm, scheduler, budget, size_function = key.split("|")
+            model, algorithm, scheduler, budget, size_function = key.split("|")[:5]
             record.update(
-                kind="offline",
+                kind="patched" if key.endswith("|patched") else "offline",
                 model=model,
                 algorithm=algorithm,
                 scheduler=scheduler,
