@@ -2,16 +2,20 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/log/log.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
+#include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
 #include "xla/service/remat/compact_layout.h"
@@ -180,10 +184,21 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     return finish();
   }
 
+  // The given schedule is a candidate too: a module never starts the
+  // algorithm from a schedule worse than the one it came with.
+  std::optional<HloSchedule> given;
+  if (module->has_schedule()) given = module->schedule();
   TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
                       RescheduleModule(module, options.scheduler, size_fn));
   report.scheduler_chosen = choice.scheduler;
   report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
+  if (given.has_value() &&
+      choice.heap_sim_peak_bytes > report.heap_sim_before_bytes) {
+    TF_RETURN_IF_ERROR(module->set_schedule(*std::move(given)));
+    report.scheduler_chosen =
+        absl::StrCat("given (", choice.scheduler, " was higher)");
+    report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
+  }
   TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
                       TrackModuleMemory(*module, size_fn));
   report.peak_scheduled_bytes = scheduled.peak_bytes;
@@ -243,8 +258,9 @@ absl::StatusOr<bool> RematerializationPass::RunImpl(
             << report_.budget_bytes << (report_.budget_met ? " met" : " missed")
             << ", " << report_.instructions_added << " instructions added";
   VLOG(1) << report_.ToJson();
-  return report_.instructions_added > 0 ||
-         report_.scheduler_chosen != "unchanged";
+  const bool rescheduled = report_.scheduler_chosen != "unchanged" &&
+                           !absl::StartsWith(report_.scheduler_chosen, "given");
+  return report_.instructions_added > 0 || rescheduled;
 }
 
 }  // namespace remat

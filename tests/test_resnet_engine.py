@@ -89,3 +89,16 @@ def test_budget_below_any_schedule_is_reported_not_fatal(resnet20_step, tmp_path
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.report["budget_met"] is False
     assert run.report["heap_sim_after_bytes"] < run.report["heap_sim_before_bytes"]
+
+
+def test_a_worse_schedule_is_not_taken(resnet20_step, tmp_path):
+    # XLA's postorder schedule of this step peaks higher (109.7 MB) than
+    # TensorFlow's own (106.6 MB): the pass keeps the given one.
+    run = run_hlo_remat(
+        resnet20_step,
+        ["--xla_rematerialization_scheduler=postorder", "--xla_rematerialization_mem_limit=50M"],
+        tmp_path / "r.json",
+    )
+    r = run.report
+    assert r["scheduler_chosen"].startswith("given"), r["scheduler_chosen"]
+    assert r["heap_sim_after_bytes"] <= r["heap_sim_before_bytes"]
