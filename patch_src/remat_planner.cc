@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "xla/hlo/analysis/alias_info.h"
@@ -139,7 +140,9 @@ class Planner {
   void UndoChains(int64_t target);
   int64_t BufferSize(int b) const { return buffer_size_[b]; }
   int End(int b) const { return buffer_end_[b]; }
-  std::vector<int> BuffersOf(const HloInstruction* instruction) const;
+  // The buffers an instruction's value may be in. The reference stays valid
+  // until the next move adds instructions.
+  const std::vector<int>& BuffersOf(const HloInstruction* instruction) const;
   // The version of `operand` a clone placed at `slot` should read.
   HloInstruction* ChooseOperand(HloInstruction* operand, int slot) const;
   // Checks shared by every move of value `index` at position p; sets the
@@ -214,6 +217,9 @@ class Planner {
   std::vector<Value> values_;
   absl::flat_hash_map<const HloInstruction*, int> value_of_;
   absl::flat_hash_map<const HloInstruction*, std::vector<int>> extra_sources_;
+  // AllSources of original instructions, computed once (node map: stable).
+  mutable absl::node_hash_map<const HloInstruction*, std::vector<int>>
+      all_sources_;
   absl::flat_hash_map<const HloInstruction*, std::vector<int>> versions_;
   absl::flat_hash_set<const HloInstruction*> articulation_;
   std::vector<std::vector<int>> values_by_def_;
@@ -427,10 +433,16 @@ absl::Status Planner::Init() {
   return absl::OkStatus();
 }
 
-std::vector<int> Planner::BuffersOf(const HloInstruction* instruction) const {
+const std::vector<int>& Planner::BuffersOf(
+    const HloInstruction* instruction) const {
   auto it = extra_sources_.find(instruction);
   if (it != extra_sources_.end()) return it->second;
-  return memory_->AllSources(instruction);
+  auto cached = all_sources_.find(instruction);
+  if (cached == all_sources_.end()) {
+    cached =
+        all_sources_.emplace(instruction, memory_->AllSources(instruction)).first;
+  }
+  return cached->second;
 }
 
 HloInstruction* Planner::ChooseOperand(HloInstruction* operand,
@@ -591,7 +603,8 @@ HloInstruction* Planner::BitcastOf(HloInstruction* clone, const Shape& shape,
   HloInstruction* bitcast = computation_->AddInstruction(
       HloInstruction::CreateBitcast(shape, clone));
   bitcasts_[key] = bitcast;
-  extra_sources_[bitcast] = extra_sources_[clone];
+  std::vector<int> sources = extra_sources_[clone];  // copy: the map may grow
+  extra_sources_[bitcast] = std::move(sources);
   value_of_[bitcast] = value_of_[clone];
   clones_at_slot_[slot].push_back(bitcast);
   current_->new_instructions.push_back(bitcast);
