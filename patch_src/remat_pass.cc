@@ -34,10 +34,7 @@ namespace {
 
 // FLOPs and transcendentals, plus one operation per element copied: the
 // copies `compress` adds cost time though HloCostAnalysis counts no FLOPs.
-absl::StatusOr<double> ModuleFlops(const HloModule& module,
-                                   const SizeFunction& size_fn) {
-  HloCostAnalysis costs(size_fn);
-  TF_RETURN_IF_ERROR(module.entry_computation()->Accept(&costs));
+double ModuleFlops(const HloModule& module, const HloCostAnalysis& costs) {
   double copied = 0;
   for (const HloInstruction* instruction :
        module.entry_computation()->instructions()) {
@@ -122,18 +119,20 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
         "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
         "hlo-remat");
   }
-  bool before_dumped = false;
   auto dump_before = [&]() -> absl::Status {
-    if (!options.dump_dot || before_dumped) return absl::OkStatus();
-    before_dumped = true;
+    if (!options.dump_dot) return absl::OkStatus();
     return WriteDotGraph(*module, size_fn, report,
                          DumpPath(options.dump_dir, report.module,
                                   "before_remat.dot"));
   };
   const auto start = std::chrono::steady_clock::now();
+  const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
-  TF_ASSIGN_OR_RETURN(report.flops_before, ModuleFlops(*module, size_fn));
-  if (module->has_schedule()) {
+  // Re-scheduling keeps the instructions, so these costs serve the planner.
+  HloCostAnalysis costs(size_fn);
+  TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs));
+  report.flops_before = ModuleFlops(*module, costs);
+  if (had_schedule) {
     TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
     report.peak_before_bytes = before.peak_bytes;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
@@ -141,12 +140,21 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     TF_RETURN_IF_ERROR(dump_before());
   }
 
-  auto finish = [&]() -> absl::StatusOr<RematReport> {
-    TF_ASSIGN_OR_RETURN(ModuleMemory after, TrackModuleMemory(*module, size_fn));
-    report.peak_after_bytes = after.peak_bytes;
-    TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
-                        HeapSimulatorPeak(*module, size_fn));
-    TF_ASSIGN_OR_RETURN(report.flops_after, ModuleFlops(*module, size_fn));
+  auto finish = [&](bool changed) -> absl::StatusOr<RematReport> {
+    if (changed) {
+      TF_ASSIGN_OR_RETURN(ModuleMemory after,
+                          TrackModuleMemory(*module, size_fn));
+      report.peak_after_bytes = after.peak_bytes;
+      TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
+                          HeapSimulatorPeak(*module, size_fn));
+      HloCostAnalysis costs_after(size_fn);
+      TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs_after));
+      report.flops_after = ModuleFlops(*module, costs_after);
+    } else {
+      report.peak_after_bytes = report.peak_before_bytes;
+      report.heap_sim_after_bytes = report.heap_sim_before_bytes;
+      report.flops_after = report.flops_before;
+    }
     report.instructions_after = CountInstructions(*module);
     report.budget_met = options.memory_limit_bytes == 0 ||
                         report.heap_sim_after_bytes <= options.memory_limit_bytes;
@@ -165,29 +173,29 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     }
     return report;
   };
-
-  if (module->has_schedule() && options.memory_limit_bytes > 0 &&
-      report.heap_sim_before_bytes <= options.memory_limit_bytes) {
-    report.note = "peak already within the budget: nothing done";
+  // The module stays as given: the figures after are the figures before.
+  auto nothing_done = [&](absl::string_view why) {
+    report.note = absl::StrCat(why, ": nothing done");
     report.scheduler_chosen = "unchanged";
     report.peak_scheduled_bytes = report.peak_before_bytes;
     report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
-    return finish();
+    return finish(/*changed=*/false);
+  };
+
+  if (had_schedule && options.memory_limit_bytes > 0 &&
+      report.heap_sim_before_bytes <= options.memory_limit_bytes) {
+    return nothing_done("peak already within the budget");
   }
-  if (options.algorithm == RematAlgorithm::kCompress && module->has_schedule() &&
+  if (options.algorithm == RematAlgorithm::kCompress && had_schedule &&
       !AnyValueCompressible(*module, size_fn,
                             options.small_node_limit_bytes())) {
-    report.note = absl::StrCat(kNothingCompact, ": nothing done");
-    report.scheduler_chosen = "unchanged";
-    report.peak_scheduled_bytes = report.peak_before_bytes;
-    report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
-    return finish();
+    return nothing_done(kNothingCompact);
   }
 
   // The given schedule is a candidate too: a module never starts the
   // algorithm from a schedule worse than the one it came with.
   std::optional<HloSchedule> given;
-  if (module->has_schedule()) given = module->schedule();
+  if (had_schedule) given = module->schedule();
   TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
                       RescheduleModule(module, options.scheduler, size_fn));
   report.scheduler_chosen = choice.scheduler;
@@ -202,11 +210,11 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
                       TrackModuleMemory(*module, size_fn));
   report.peak_scheduled_bytes = scheduled.peak_bytes;
-  if (report.heap_sim_before_bytes == 0) {
+  if (!had_schedule) {
     report.peak_before_bytes = report.peak_scheduled_bytes;
     report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
+    TF_RETURN_IF_ERROR(dump_before());
   }
-  TF_RETURN_IF_ERROR(dump_before());
 
   if (options.algorithm == RematAlgorithm::kXla) {
     const int64_t added_before = CountInstructions(*module);
@@ -220,8 +228,6 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                                result.reported_before_bytes, " -> ",
                                result.reported_after_bytes, " bytes");
   } else {
-    HloCostAnalysis costs(size_fn);
-    TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs));
     TF_ASSIGN_OR_RETURN(
         PlannerResult result,
         RunRematPlanner(module, PlannerConfigFor(options), size_fn, costs));
@@ -241,7 +247,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     }
   }
   TF_RETURN_IF_ERROR(VerifyModule(module));
-  return finish();
+  return finish(/*changed=*/true);
 }
 
 absl::StatusOr<bool> RematerializationPass::RunImpl(

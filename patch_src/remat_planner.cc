@@ -137,6 +137,9 @@ class Planner {
 
  private:
   void Sweep(int64_t target);
+  // Drops their control edges and removes them, users first.
+  absl::Status RemoveInstructions(
+      absl::flat_hash_set<const HloInstruction*> doomed);
   void UndoChains(int64_t target);
   int64_t BufferSize(int b) const { return buffer_size_[b]; }
   int End(int b) const { return buffer_end_[b]; }
@@ -962,7 +965,6 @@ void Planner::Sweep(int64_t target) {
       }
     }
   }
-  result_.planned_peak_bytes = mem_->Max();
 }
 
 void Planner::UndoChains(int64_t target) {
@@ -989,13 +991,13 @@ void Planner::UndoChains(int64_t target) {
     result_.decisions.push_back(std::move(d));
     ++result_.undone;
   }
-  result_.planned_peak_bytes = mem_->Max();
 }
 
 int64_t Planner::Plan(int64_t target) {
   Sweep(target);
   if (config_.chains) UndoChains(target);
-  return mem_->Max();
+  result_.planned_peak_bytes = mem_->Max();
+  return result_.planned_peak_bytes;
 }
 
 void Planner::RevertAll() {
@@ -1009,29 +1011,35 @@ void Planner::RevertAll() {
   active_.clear();
 }
 
-absl::StatusOr<PlannerResult> Planner::Materialize() {
-  // Instructions of moves taken back go first; they only read each other and
-  // the original program.
-  for (const HloInstruction* instruction : removed_) {
+absl::Status Planner::RemoveInstructions(
+    absl::flat_hash_set<const HloInstruction*> doomed) {
+  for (const HloInstruction* instruction : doomed) {
     TF_RETURN_IF_ERROR(
         const_cast<HloInstruction*>(instruction)->DropAllControlDeps());
   }
-  absl::flat_hash_set<const HloInstruction*> pending = removed_;
-  while (!pending.empty()) {
+  // Users before their operands.
+  while (!doomed.empty()) {
     std::vector<const HloInstruction*> ready;
-    for (const HloInstruction* instruction : pending) {
+    for (const HloInstruction* instruction : doomed) {
       if (instruction->user_count() == 0) ready.push_back(instruction);
     }
     if (ready.empty()) {
       return absl::InternalError(
-          "rematerialization: an undone clone still has users");
+          "rematerialization: an instruction to remove still has users");
     }
     for (const HloInstruction* instruction : ready) {
-      pending.erase(instruction);
+      doomed.erase(instruction);
       TF_RETURN_IF_ERROR(computation_->RemoveInstruction(
           const_cast<HloInstruction*>(instruction)));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlannerResult> Planner::Materialize() {
+  // Instructions of moves taken back go first: they may be the last users of
+  // a producer that is dead otherwise.
+  TF_RETURN_IF_ERROR(RemoveInstructions(removed_));
   // A producer whose every use moved to a clone dies, with the bitcasts of
   // it that nobody reads any more.
   absl::flat_hash_set<const HloInstruction*> dead;
@@ -1084,25 +1092,8 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
     HloInstruction* original = sequence_[slot];
     if (!dead.contains(original)) sequence.push_back(original);
   }
-  for (const HloInstruction* instruction : dead) {
-    TF_RETURN_IF_ERROR(
-        const_cast<HloInstruction*>(instruction)->DropAllControlDeps());
-  }
-  // Remove users before their operands: walk the schedule backwards.
-  std::vector<const HloInstruction*> dead_list;
-  for (auto it = sequence_.rbegin(); it != sequence_.rend(); ++it) {
-    if (dead.contains(*it)) dead_list.push_back(*it);
-  }
-  for (auto it = clones_at_slot_.rbegin(); it != clones_at_slot_.rend(); ++it) {
-    for (auto c = it->rbegin(); c != it->rend(); ++c) {
-      if (dead.contains(*c)) dead_list.push_back(*c);
-    }
-  }
-  for (const HloInstruction* instruction : dead_list) {
-    TF_RETURN_IF_ERROR(computation_->RemoveInstruction(
-        const_cast<HloInstruction*>(instruction)));
-    ++result_.instructions_removed;
-  }
+  result_.instructions_removed = static_cast<int>(dead.size());
+  TF_RETURN_IF_ERROR(RemoveInstructions(dead));
   module_->schedule().set_sequence(computation_, std::move(sequence));
 
   // Keep each clone after the point whose memory it relieves, so that a later
