@@ -35,15 +35,24 @@ class DumpError(RuntimeError):
     """The model run failed or produced no HLO."""
 
 
-def model_environment(mode: str, dump_dir: Path, extra_xla_flags: str = "") -> dict[str, str]:
+def model_environment(
+    mode: str, dump_dir: Path, extra_xla_flags: str = "", device: str = "cpu"
+) -> dict[str, str]:
+    """The model subprocess's environment: HLO dumps, the mode's TF_XLA_FLAGS,
+    and on CPU the GPUs hidden (unless the caller set CUDA_VISIBLE_DEVICES)."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}; valid modes: {', '.join(MODES)}")
     env = dict(os.environ)
     env["XLA_FLAGS"] = f"--xla_dump_to={dump_dir} --xla_dump_hlo_as_text {extra_xla_flags}".strip()
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
+    if device == "gpu":
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+    else:
+        env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
     if mode == "autojit":
-        env["TF_XLA_FLAGS"] = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
+        # Global jit for CPU clusters only matters when the step runs on CPU.
+        cpu_jit = " --tf_xla_cpu_global_jit" if device == "cpu" else ""
+        env["TF_XLA_FLAGS"] = "--tf_xla_auto_jit=2" + cpu_jit
     else:
         env.pop("TF_XLA_FLAGS", None)
     return env
@@ -73,11 +82,7 @@ def run_model(
     ]
     if spec.mode == "jit":
         cmd.append("--enable_xla")
-    env = model_environment(spec.mode, dump_dir, extra_xla_flags)
-    if device == "gpu":
-        env.pop("CUDA_VISIBLE_DEVICES", None)
-        if spec.mode == "autojit":
-            env["TF_XLA_FLAGS"] = "--tf_xla_auto_jit=2"
+    env = model_environment(spec.mode, dump_dir, extra_xla_flags, device)
     proc = subprocess.run(
         cmd,
         env=env,

@@ -17,6 +17,11 @@ def _mb(value: float | None) -> str:
     return "-" if value is None else f"{value / 1e6:.1f} MB"
 
 
+def _algorithm_order(record: dict) -> int:
+    name = record["algorithm"]
+    return ALGORITHMS.index(name) if name in ALGORITHMS else len(ALGORITHMS)
+
+
 def _budget_order(record: dict) -> float:
     try:
         return -float(record["budget"])
@@ -25,7 +30,7 @@ def _budget_order(record: dict) -> float:
 
 
 def model_table(records: list[dict]) -> str:
-    rows = [r for r in records if r.get("kind") == "model" or r.get("key", "").startswith("model|")]
+    rows = [r for r in records if r.get("kind") == "model"]
     lines = [
         "| model | modules | largest module peak | sum of module peaks "
         "| XLA buffer assignment (largest) | step time (median) | note |",
@@ -33,8 +38,7 @@ def model_table(records: list[dict]) -> str:
     ]
     for r in rows:
         if r.get("status") != "ok":
-            name = r["key"].split("|", 1)[1]
-            lines.append(f"| {name} | - | - | - | - | - | failed: {r.get('error', '')} |")
+            lines.append(f"| {r['model']} | - | - | - | - | - | failed: {r.get('error', '')} |")
             continue
         step = r.get("step_time_median_s")
         totals = [t for t in r.get("xla_total_bytes", []) if t is not None]
@@ -51,7 +55,7 @@ def cell_table(records: list[dict]) -> str:
     cells.sort(
         key=lambda r: (
             r["model"],
-            ALGORITHMS.index(r["algorithm"]) if r["algorithm"] in ALGORITHMS else 99,
+            _algorithm_order(r),
             r["scheduler"],
             _budget_order(r),
         )
@@ -145,9 +149,7 @@ def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -
             by_model[r["model"]].append(r)
     written = []
     for model, rows in sorted(by_model.items()):
-        rows.sort(
-            key=lambda r: ALGORITHMS.index(r["algorithm"]) if r["algorithm"] in ALGORITHMS else 99
-        )
+        rows.sort(key=_algorithm_order)
         labels = ["before"] + [r["algorithm"] for r in rows]
         values = [rows[0]["heap_sim_before_bytes"] / 1e6] + [
             r["heap_sim_after_bytes"] / 1e6 for r in rows

@@ -46,6 +46,20 @@ class Cell:
         parts = [self.model.key, self.algorithm, self.scheduler, self.budget, self.size_function]
         return "|".join(parts + (["patched"] if self.patched else []))
 
+    def fields(self) -> dict:
+        """What identifies the cell in its record, passed or failed."""
+        return {
+            "key": self.key,
+            "kind": "patched" if self.patched else "offline",
+            "model": self.model.key,
+            "mode": self.model.mode,
+            "resnet_size": self.model.resnet_size,
+            "algorithm": self.algorithm,
+            "scheduler": self.scheduler,
+            "budget": self.budget,
+            "size_function": self.size_function,
+        }
+
 
 @dataclass
 class SweepPlan:
@@ -203,17 +217,7 @@ def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
 
 
 def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
-    record: dict = {
-        "key": cell.key,
-        "kind": "offline",
-        "model": cell.model.key,
-        "mode": cell.model.mode,
-        "resnet_size": cell.model.resnet_size,
-        "algorithm": cell.algorithm,
-        "scheduler": cell.scheduler,
-        "budget": cell.budget,
-        "size_function": cell.size_function,
-    }
+    record = cell.fields()
     hlo = cache.step(cell.model)
     baseline = cache.baseline(cell.model)
     budget = budget_bytes(cell.budget, baseline)
@@ -282,14 +286,9 @@ def run_patched_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         return xla_total_bytes(modules[0]) if modules else None
 
     return {
-        "key": cell.key,
-        "kind": "patched",
+        **cell.fields(),
         "status": "ok",
-        "model": cell.model.key,
         "device": device,
-        "algorithm": cell.algorithm,
-        "scheduler": cell.scheduler,
-        "budget": cell.budget,
         "budget_bytes": budget,
         "peak_before_bytes": peak(before, work / "before"),
         "peak_after_bytes": peak(after, work / "after"),
@@ -331,12 +330,13 @@ def run_sweep(
         task = progress.add_task("sweep", total=len(todo) + len(todo_models))
         for spec in todo_models:
             progress.update(task, description=f"model {spec.key}")
-            _run_one(f"model|{spec.key}", lambda s=spec: model_record(s, cache), results, done)
+            identity = {"key": f"model|{spec.key}", "kind": "model", "model": spec.key}
+            _run_one(identity, lambda s=spec: model_record(s, cache), results, done)
             progress.advance(task)
         for cell in todo:
             progress.update(task, description=cell.key)
             runner = run_patched_cell if cell.patched else cell_runner
-            _run_one(cell.key, lambda c=cell, r=runner: r(c, cache, plan), results, done)
+            _run_one(cell.fields(), lambda c=cell, r=runner: r(c, cache, plan), results, done)
             progress.advance(task)
     return [
         done[k]
@@ -345,26 +345,18 @@ def run_sweep(
     ]
 
 
-def _run_one(key: str, work: Callable[[], dict], results: Path, done: dict[str, dict]) -> None:
+def _run_one(
+    identity: dict, work: Callable[[], dict], results: Path, done: dict[str, dict]
+) -> None:
     start = time.monotonic()
     try:
         record = work()
     except Exception as e:  # noqa: BLE001 - any failure is this cell's, recorded
         message = f"{type(e).__name__}: {e}".strip()
-        record = {"key": key, "status": "failed", "error": message[-2000:]}
-        if "|" in key and not key.startswith("model|"):
-            model, algorithm, scheduler, budget, size_function = key.split("|")[:5]
-            record.update(
-                kind="patched" if key.endswith("|patched") else "offline",
-                model=model,
-                algorithm=algorithm,
-                scheduler=scheduler,
-                budget=budget,
-                size_function=size_function,
-            )
+        record = {**identity, "status": "failed", "error": message[-2000:]}
     record["seconds"] = round(time.monotonic() - start, 3)
     _append(results, record)
-    done[key] = record
+    done[identity["key"]] = record
 
 
 def parse_models(
