@@ -20,11 +20,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+# apply_patch.py stands alone (the Docker build copies it by itself); it holds
+# the pinned release.
+from apply_patch import TF_COMMIT, TF_TAG
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PATCH_SRC = REPO_ROOT / "patch_src"
 PATCH_FILE = REPO_ROOT / "remat.patch"
-TF_TAG = "v2.21.0"
-TF_COMMIT = "a481b10260dfdf833a1b16007eead49c1d7febf3"
 XLA = "third_party/xla/xla"
 PACKAGE = f"{XLA}/service/remat"
 

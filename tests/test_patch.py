@@ -14,6 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
+import apply_patch  # noqa: E402
 import make_patch  # noqa: E402
 
 PATCH = REPO / "remat.patch"
@@ -123,33 +124,18 @@ def test_apply_checks_applies_and_detects_a_second_time(tf_tree):
     assert again.returncode == 0 and "already applied" in again.stdout
 
 
-def test_apply_refuses_a_dirty_tree(tf_tree):
+def test_apply_refuses_a_dirty_tree(tf_tree, monkeypatch, capsys):
+    # Pretend this repository is the pinned commit, so that the clean-tree
+    # check is the one that speaks.
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tf_tree, capture_output=True, text=True
+    ).stdout.strip()
+    monkeypatch.setattr(apply_patch, "TF_COMMIT", head)
     target = tf_tree / "third_party/xla/xla/BUILD"
     target.write_text(target.read_text() + "# local change\n")
-    r = script("apply_patch.py", str(tf_tree))  # wrong commit is checked first
-    assert r.returncode == 2
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "x"],
-        cwd=tf_tree,
-        check=True,
-    )
-    target.write_text(target.read_text() + "# another\n")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); import apply_patch as a;"
-            "a.TF_COMMIT = sys.argv[3]; sys.exit(a.main([sys.argv[2]]))",
-            str(SCRIPTS),
-            str(tf_tree),
-            subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=tf_tree, capture_output=True, text=True
-            ).stdout.strip(),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 2 and "local changes" in r.stderr, r.stderr
+    assert apply_patch.main([str(tf_tree)]) == 2
+    assert "local changes" in capsys.readouterr().err
+    assert apply_patch.main([str(tf_tree), "--force", "--check"]) == 0
 
 
 def test_a_hunk_that_does_not_fit_is_named_and_nothing_changes(tf_tree):
