@@ -5,11 +5,16 @@ edited by hand; `--check` fails when the committed patch is stale.
 
     .venv/bin/python scripts/make_patch.py            # rewrite remat.patch
     .venv/bin/python scripts/make_patch.py --check    # exit 1 if it differs
-    .venv/bin/python scripts/make_patch.py --tf-src ~/tensorflow  # also check anchors
+    .venv/bin/python scripts/make_patch.py --check --tf-src UPSTREAM
 
-Each wiring hunk is anchored on upstream lines given verbatim below; `git apply`
-finds them even where line numbers moved. `--tf-src` checks every anchor in a
-checkout and fills in the exact line numbers.
+UPSTREAM is a TensorFlow checkout, an XLA source tree, or a git directory at a
+revision (GITDIR@REV, e.g. a fetched openxla history at 7420bd5453, the XLA of
+v2.21.0). With it, every anchor is looked up there (it must occur exactly
+once) and the hunks carry its exact line numbers; `--check` then also proves
+the committed patch applies there with no offset.
+
+Each wiring hunk is anchored on upstream lines given verbatim below, with the
+line where they start in v2.21.0.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 # apply_patch.py stands alone (the Docker build copies it by itself); it holds
 # the pinned release.
 from apply_patch import TF_COMMIT, TF_TAG
+from upstream_tree import UpstreamError, UpstreamTree, open_upstream
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PATCH_SRC = REPO_ROOT / "patch_src"
@@ -40,7 +46,12 @@ class Wiring:
     before: tuple[str, ...]
     lines: tuple[str, ...]
     after: tuple[str, ...]
-    line_hint: int  # where `before` starts in the upstream file (approximate)
+    line: int  # where `before` starts in the v2.21.0 file
+
+    @property
+    def xla_path(self) -> str:
+        """The path inside XLA's own xla/ folder."""
+        return self.path.removeprefix(f"{XLA}/")
 
 
 # Each call site includes remat_hooks.h right after its own header; the BUILD
@@ -52,7 +63,7 @@ WIRING: tuple[Wiring, ...] = (
         ('#include "xla/debug_options_parsers.h"',),
         ('#include "xla/service/remat/remat_flags.h"',),
         ('#include "xla/parse_flags_from_env.h"',),
-        38,
+        48,
     ),
     Wiring(
         f"{XLA}/debug_options_flags.cc",
@@ -63,7 +74,7 @@ WIRING: tuple[Wiring, ...] = (
         ),
         ("  remat::AppendRematFlags(flag_list);",),
         ('  // Returns a lambda that calls "member_setter" on "debug_options" with the',),
-        400,
+        551,
     ),
     Wiring(
         f"{XLA}/BUILD",
@@ -71,15 +82,15 @@ WIRING: tuple[Wiring, ...] = (
         ('            ":parse_flags_from_env",', '            ":xla_proto_cc",'),
         ('            "//xla/service/remat:remat_flags",',),
         ('            "//xla/service:collective_utils",',),
-        1230,
+        1238,
     ),
     Wiring(
         f"{XLA}/service/gpu/gpu_compiler.cc",
         "GPU: run the pass after upstream's rematerialization, before buffer assignment",
         ("    pipeline.AddPass<HloRematerialization>(remat_opts, sizes);",),
         ("    remat::AddRematPassIfEnabled(pipeline, ShapeSizeBytesFunction());",),
-        ("    pipeline.AddPass<StreamAttributeAnnotator>();",),
-        2580,
+        ("    pipeline.AddPass<StreamAttributeAnnotator>(gpu_device_info);",),
+        3078,
     ),
     Wiring(
         f"{XLA}/service/gpu/gpu_compiler.cc",
@@ -92,10 +103,16 @@ WIRING: tuple[Wiring, ...] = (
     Wiring(
         f"{XLA}/service/gpu/BUILD",
         "gpu_compiler depends on the hooks",
-        ("    deps = if_gpu_is_configured([", '        # go/keep-sorted start prefix_order=":,,'),
+        (
+            '    name = "gpu_compiler",',
+            '    srcs = ["gpu_compiler.cc"],',
+            '    hdrs = ["gpu_compiler.h"],',
+            '    tags = ["gpu"],',
+            "    deps = [",
+        ),
         ('        "//xla/service/remat:remat_hooks",',),
-        ('        ":buffer_sharing",',),
-        1330,
+        ('        ":alias_info",',),
+        1601,
     ),
     Wiring(
         f"{XLA}/service/gpu/fusion_pipeline.cc",
@@ -103,7 +120,7 @@ WIRING: tuple[Wiring, ...] = (
         ("  fusion.AddPass<HloDCE>();",),
         ("  if (!remat::MultiOutputFusionDisabled())",),
         ("  fusion.AddPass<MultiOutputFusion>(gpu_device_info, alias_info,",),
-        90,
+        77,
     ),
     Wiring(
         f"{XLA}/service/gpu/fusion_pipeline.cc",
@@ -119,7 +136,7 @@ WIRING: tuple[Wiring, ...] = (
         ('        "//xla/service/gpu/transforms:multi_output_fusion",',),
         ('        "//xla/service/remat:remat_hooks",',),
         ('        "//xla/service/gpu/transforms:priority_fusion",',),
-        1160,
+        1566,
     ),
     Wiring(
         f"{XLA}/service/cpu/cpu_compiler.cc",
@@ -130,7 +147,7 @@ WIRING: tuple[Wiring, ...] = (
         ),
         ("  TF_RETURN_IF_ERROR(remat::RunRematIfEnabled(&*module, remat::PlainBytes));",),
         ("",),
-        1900,
+        1746,
     ),
     Wiring(
         f"{XLA}/service/cpu/cpu_compiler.cc",
@@ -143,33 +160,43 @@ WIRING: tuple[Wiring, ...] = (
     Wiring(
         f"{XLA}/service/cpu/BUILD",
         "cpu_compiler depends on the hooks",
-        ('        "@local_tsl//tsl/profiler/lib:traceme_encode",',),
+        ('        "@tsl//tsl/profiler/lib:traceme_encode",',),
         ('        "//xla/service/remat:remat_hooks",',),
         ("    ] + if_llvm_aarch64_available([",),
-        330,
+        341,
     ),
 )
 
 # Bazel targets of the new package: name -> sources (headers found beside).
-TARGETS: dict[str, tuple[str, ...]] = {
+# Every other patch_src/*.cc belongs to the engine, as in the CMake build.
+SMALL_TARGETS: dict[str, tuple[str, ...]] = {
     "remat_options": ("remat_options.cc",),
     "remat_flags": ("remat_flags.cc",),
-    "remat_engine": (
-        "articulation_points.cc",
-        "compact_layout.cc",
-        "memory_tracker.cc",
-        "remat_candidates.cc",
-        "remat_dump.cc",
-        "remat_pass.cc",
-        "remat_planner.cc",
-        "remat_report.cc",
-        "remat_schedule.cc",
-        "size_function.cc",
-        "xla_baseline.cc",
-    ),
     "remat_hooks": ("remat_hooks.cc",),
 }
-HEADER_ONLY = {"remat_engine": ("range_max_tree.h", "remat_decision.h")}
+ENGINE = "remat_engine"
+
+
+def engine_sources() -> tuple[str, ...]:
+    taken = {s for sources in SMALL_TARGETS.values() for s in sources}
+    return tuple(sorted(p.name for p in PATCH_SRC.glob("*.cc") if p.name not in taken))
+
+
+def header_only() -> tuple[str, ...]:
+    """Headers without a .cc of their own: they belong to the engine."""
+    return tuple(
+        sorted(p.name for p in PATCH_SRC.glob("*.h") if not (PATCH_SRC / f"{p.stem}.cc").exists())
+    )
+
+
+def targets() -> dict[str, tuple[str, ...]]:
+    return {
+        "remat_options": SMALL_TARGETS["remat_options"],
+        "remat_flags": SMALL_TARGETS["remat_flags"],
+        ENGINE: engine_sources(),
+        "remat_hooks": SMALL_TARGETS["remat_hooks"],
+    }
+
 
 # Header -> Bazel label where the label is not the header's own path.
 LABEL_EXCEPTIONS = {
@@ -180,7 +207,8 @@ LABEL_EXCEPTIONS = {
     "absl/strings/str_format.h": "@com_google_absl//absl/strings:str_format",
     "absl/strings/string_view.h": "@com_google_absl//absl/strings:string_view",
     "xla/hlo/pass/hlo_pass_interface.h": "//xla/hlo/pass:hlo_pass",
-    "xla/layout.h": "//xla:layout",
+    "xla/layout.h": "//xla:shape_util",
+    "xla/layout_util.h": "//xla:shape_util",
     "xla/primitive_util.h": "//xla:shape_util",
     "xla/shape.h": "//xla:shape_util",
     "xla/service/heap_simulator/heap_simulator.h": "//xla/service/heap_simulator",
@@ -192,10 +220,10 @@ def label_for(header: str) -> str:
         return LABEL_EXCEPTIONS[header]
     if header.startswith("xla/service/remat/"):
         name = Path(header).stem
-        for target, sources in TARGETS.items():
-            stems = {Path(s).stem for s in sources} | {
-                Path(h).stem for h in HEADER_ONLY.get(target, ())
-            }
+        for target, sources in targets().items():
+            stems = {Path(s).stem for s in sources}
+            if target == ENGINE:
+                stems |= {Path(h).stem for h in header_only()}
             if name in stems:
                 return f":{target}"
         raise SystemExit(f"make_patch: {header} belongs to no target")
@@ -224,10 +252,10 @@ def build_file() -> str:
         '    licenses = ["notice"],',
         ")",
     ]
-    for target, sources in TARGETS.items():
+    for target, sources in targets().items():
         headers = sorted(
             {f"{Path(s).stem}.h" for s in sources if (PATCH_SRC / f"{Path(s).stem}.h").exists()}
-            | set(HEADER_ONLY.get(target, ()))
+            | (set(header_only()) if target == ENGINE else set())
         )
         deps: set[str] = set()
         for name in (*sources, *headers):
@@ -266,31 +294,43 @@ def hunk(w: Wiring, start: int, shift: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def locate(w: Wiring, tf_src: Path | None) -> int:
-    if tf_src is None:
-        return w.line_hint
-    lines = (tf_src / w.path).read_text().splitlines()
+def locate(w: Wiring, upstream: UpstreamTree | None) -> int:
+    """The line where the hunk's anchor starts: the table's v2.21.0 line, or,
+    with an upstream tree, where the anchor is found there (exactly once)."""
+    if upstream is None:
+        return w.line
+    text = upstream.read(w.xla_path)
+    if text is None:
+        raise SystemExit(f"make_patch: {upstream.description} has no xla/{w.xla_path}")
+    lines = text.splitlines()
     anchor = (*w.before, *w.after)
-    for i in range(len(lines) - len(anchor) + 1):
-        if tuple(lines[i : i + len(anchor)]) == anchor:
-            return i + 1
-    raise SystemExit(f"make_patch: anchor of '{w.why}' not found in {w.path}")
+    found = [
+        i + 1
+        for i in range(len(lines) - len(anchor) + 1)
+        if tuple(lines[i : i + len(anchor)]) == anchor
+    ]
+    if len(found) != 1:
+        where = "not found" if not found else f"found {len(found)} times (lines {found})"
+        raise SystemExit(
+            f"make_patch: the anchor of '{w.why}' is {where} in xla/{w.xla_path} "
+            f"of {upstream.description}"
+        )
+    return found[0]
 
 
-def make_patch(tf_src: Path | None = None) -> str:
+def make_patch(upstream: UpstreamTree | None = None) -> str:
     parts = [
         f"remat.patch: the rematerialization pass for TensorFlow {TF_TAG} ({TF_COMMIT}).\n"
         "Generated by scripts/make_patch.py; do not edit.\n\n"
     ]
-    by_file: dict[str, list[Wiring]] = {}
+    by_file: dict[str, list[tuple[int, Wiring]]] = {}
     for w in WIRING:
-        by_file.setdefault(w.path, []).append(w)
+        by_file.setdefault(w.path, []).append((locate(w, upstream), w))
     for path in sorted(by_file):
-        wirings = sorted(by_file[path], key=lambda w: locate(w, tf_src))
         parts.append(f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n")
         shift = 0
-        for w in wirings:
-            parts.append(hunk(w, locate(w, tf_src), shift))
+        for start, w in sorted(by_file[path], key=lambda located: located[0]):
+            parts.append(hunk(w, start, shift))
             shift += len(w.lines)
     parts.append(new_file_diff(f"{PACKAGE}/BUILD", build_file()))
     for source in sorted(PATCH_SRC.iterdir()):
@@ -302,13 +342,26 @@ def make_patch(tf_src: Path | None = None) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if remat.patch is stale")
-    parser.add_argument("--tf-src", type=Path, help="a TensorFlow checkout to check anchors in")
+    parser.add_argument(
+        "--tf-src",
+        metavar="UPSTREAM",
+        help="a TensorFlow checkout, an XLA source tree, or GITDIR@REV to locate anchors in",
+    )
     parser.add_argument("--output", type=Path, default=PATCH_FILE)
     args = parser.parse_args()
-    text = make_patch(args.tf_src)
+    try:
+        upstream = open_upstream(args.tf_src) if args.tf_src else None
+    except UpstreamError as e:
+        print(f"make_patch: {e}", file=sys.stderr)
+        return 2
+    text = make_patch(upstream)
     if args.check:
         if not args.output.exists() or args.output.read_text() != text:
-            print(f"{args.output} is stale: run scripts/make_patch.py", file=sys.stderr)
+            where = f" (line numbers as in {upstream.description})" if upstream else ""
+            print(
+                f"{args.output} differs from the generated patch{where}: run scripts/make_patch.py",
+                file=sys.stderr,
+            )
             return 1
         print(f"{args.output} is up to date")
         return 0

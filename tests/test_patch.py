@@ -77,7 +77,7 @@ def fake_tensorflow(root: Path) -> Path:
         by_file.setdefault(w.path, []).append(w)
     for path, wirings in by_file.items():
         lines = ["// fake upstream file"] * 3
-        for w in sorted(wirings, key=lambda w: w.line_hint):
+        for w in sorted(wirings, key=lambda w: w.line):
             lines += [f"// filler {i}" for i in range(7)] + list(w.before) + list(w.after)
         target = tf / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +142,8 @@ def test_a_hunk_that_does_not_fit_is_named_and_nothing_changes(tf_tree):
     gpu = tf_tree / "third_party/xla/xla/service/gpu/gpu_compiler.cc"
     gpu.write_text(
         gpu.read_text().replace(
-            "pipeline.AddPass<StreamAttributeAnnotator>();", "pipeline.AddPass<SomethingElse>();"
+            "pipeline.AddPass<StreamAttributeAnnotator>(gpu_device_info);",
+            "pipeline.AddPass<SomethingElse>();",
         )
     )
     subprocess.run(

@@ -18,7 +18,13 @@ class ToolMissing(RuntimeError):
 
 
 def hlo_remat_binary() -> Path:
-    """The `hlo-remat` CLI: beside this interpreter (the venv), else on PATH."""
+    """The `hlo-remat` CLI: $REMAT_HLO_REMAT if set (a build tree's binary),
+    else beside this interpreter (the venv), else on PATH."""
+    override = os.environ.get("REMAT_HLO_REMAT")
+    if override:
+        if not Path(override).is_file():
+            raise ToolMissing(f"REMAT_HLO_REMAT={override}: no such file")
+        return Path(override)
     beside = Path(sys.executable).parent / "hlo-remat"
     if beside.exists():
         return beside
