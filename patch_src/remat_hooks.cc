@@ -10,11 +10,12 @@
 namespace xla {
 namespace remat {
 
-void AddRematPassIfEnabled(HloPassPipeline& pipeline, SizeFunction size_fn) {
+void AddRematPassIfEnabled(HloPassPipeline& pipeline, SizeFunction size_fn,
+                           const AliasInfo* alias_info) {
   RematOptions options = CurrentRematOptions();
   if (!options.enabled) return;
   pipeline.AddPass<RematerializationPass>(std::move(options),
-                                          std::move(size_fn));
+                                          std::move(size_fn), alias_info);
 }
 
 absl::Status RunRematIfEnabled(HloModule* module, const SizeFunction& size_fn) {

@@ -6,6 +6,7 @@
 #define XLA_SERVICE_REMAT_REMAT_HOOKS_H_
 
 #include "absl/status/status.h"
+#include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/pass/hlo_pass_pipeline.h"
 #include "xla/service/remat/size_function.h"
@@ -14,8 +15,10 @@ namespace xla {
 namespace remat {
 
 // GPU: appended to the post-scheduling pipeline, after upstream's own
-// rematerialization and before buffer assignment.
-void AddRematPassIfEnabled(HloPassPipeline& pipeline, SizeFunction size_fn);
+// rematerialization and before buffer assignment. `alias_info` is the
+// compiler's GpuAliasInfo (not owned; outlives the pipeline).
+void AddRematPassIfEnabled(HloPassPipeline& pipeline, SizeFunction size_fn,
+                           const AliasInfo* alias_info);
 
 // CPU: run on the scheduled module right before buffer assignment.
 absl::Status RunRematIfEnabled(HloModule* module, const SizeFunction& size_fn);

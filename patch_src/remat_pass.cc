@@ -102,7 +102,8 @@ constexpr char kNothingCompact[] =
 
 absl::StatusOr<RematReport> RunRemat(HloModule* module,
                                      const RematOptions& options,
-                                     const SizeFunction& size_fn) {
+                                     const SizeFunction& size_fn,
+                                     const AliasInfo* alias_info) {
   RematReport report;
   report.module = module->name();
   report.algorithm = std::string(AlgorithmName(options.algorithm));
@@ -136,7 +137,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
     report.peak_before_bytes = before.peak_bytes;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
-                        HeapSimulatorPeak(*module, size_fn));
+                        HeapSimulatorPeak(*module, size_fn, alias_info));
     TF_RETURN_IF_ERROR(dump_before());
   }
 
@@ -146,7 +147,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                           TrackModuleMemory(*module, size_fn));
       report.peak_after_bytes = after.peak_bytes;
       TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
-                          HeapSimulatorPeak(*module, size_fn));
+                          HeapSimulatorPeak(*module, size_fn, alias_info));
       HloCostAnalysis costs_after(size_fn);
       TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs_after));
       report.flops_after = ModuleFlops(*module, costs_after);
@@ -197,7 +198,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   std::optional<HloSchedule> given;
   if (had_schedule) given = module->schedule();
   TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
-                      RescheduleModule(module, options.scheduler, size_fn));
+                      RescheduleModule(module, options.scheduler, size_fn,
+                                       alias_info));
   report.scheduler_chosen = choice.scheduler;
   report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
   if (given.has_value() &&
@@ -257,7 +259,7 @@ absl::StatusOr<bool> RematerializationPass::RunImpl(
   if (options.dump_dir.empty()) {
     options.dump_dir = module->config().debug_options().xla_dump_to();
   }
-  TF_ASSIGN_OR_RETURN(report_, RunRemat(module, options, size_fn_));
+  TF_ASSIGN_OR_RETURN(report_, RunRemat(module, options, size_fn_, alias_info_));
   LOG(INFO) << "rematerialization (" << report_.algorithm << ") on "
             << module->name() << ": peak " << report_.heap_sim_before_bytes
             << " -> " << report_.heap_sim_after_bytes << " bytes, budget "

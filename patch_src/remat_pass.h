@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/pass/hlo_pass_interface.h"
 #include "xla/service/remat/remat_options.h"
@@ -19,15 +20,20 @@ namespace xla {
 namespace remat {
 
 // Runs the pass on `module` (scheduling it first) and reports what it did.
-// With options.enabled false the module is left untouched.
+// With options.enabled false the module is left untouched. `alias_info` is
+// the target's (GPU: GpuAliasInfo); null means XLA's default AliasInfo.
 absl::StatusOr<RematReport> RunRemat(HloModule* module,
                                      const RematOptions& options,
-                                     const SizeFunction& size_fn);
+                                     const SizeFunction& size_fn,
+                                     const AliasInfo* alias_info = nullptr);
 
 class RematerializationPass : public HloModulePass {
  public:
-  RematerializationPass(RematOptions options, SizeFunction size_fn)
-      : options_(std::move(options)), size_fn_(std::move(size_fn)) {}
+  RematerializationPass(RematOptions options, SizeFunction size_fn,
+                        const AliasInfo* alias_info = nullptr)
+      : options_(std::move(options)),
+        size_fn_(std::move(size_fn)),
+        alias_info_(alias_info) {}
   absl::string_view name() const override { return "remat-ex"; }
   const RematReport& last_report() const { return report_; }
 
@@ -40,6 +46,7 @@ class RematerializationPass : public HloModulePass {
  private:
   RematOptions options_;
   SizeFunction size_fn_;
+  const AliasInfo* alias_info_;  // not owned; may be null
   RematReport report_;
 };
 

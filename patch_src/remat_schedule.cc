@@ -49,25 +49,29 @@ absl::StatusOr<HloSchedule> RunScheduler(const HloModule* module,
 }  // namespace
 
 absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
-                                          const SizeFunction& size_fn) {
+                                          const SizeFunction& size_fn,
+                                          const AliasInfo* alias_info) {
   if (!module.has_schedule()) {
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module.name(), " has no schedule"));
   }
-  AliasInfo alias_info;
+  AliasInfo default_alias_info;
+  if (alias_info == nullptr) alias_info = &default_alias_info;
   TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
-                      HloAliasAnalysis::Run(&module, &alias_info));
+                      HloAliasAnalysis::Run(&module, alias_info));
   LogicalBuffer::SizeFunction buffer_size = [&size_fn](const BufferValue& b) {
     return size_fn(b.shape());
   };
   return HeapSimulator::MinimumMemoryForModule(
-      module.schedule(), *alias_analysis, &alias_info, &buffer_size);
+      module.schedule(), *alias_analysis, alias_info, &buffer_size);
 }
 
 absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
                                                 RematScheduler kind,
-                                                const SizeFunction& size_fn) {
-  AliasInfo alias_info;
+                                                const SizeFunction& size_fn,
+                                                const AliasInfo* alias_info) {
+  AliasInfo default_alias_info;
+  if (alias_info == nullptr) alias_info = &default_alias_info;
   ScheduleChoice best;
   std::unique_ptr<HloSchedule> best_schedule;
   const RematScheduler all[] = {RematScheduler::kList, RematScheduler::kDfs,
@@ -75,9 +79,10 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
   for (RematScheduler candidate : all) {
     if (kind != RematScheduler::kDefault && candidate != kind) continue;
     TF_ASSIGN_OR_RETURN(HloSchedule schedule,
-                        RunScheduler(module, candidate, &alias_info, size_fn));
+                        RunScheduler(module, candidate, alias_info, size_fn));
     TF_RETURN_IF_ERROR(module->set_schedule(std::move(schedule)));
-    TF_ASSIGN_OR_RETURN(int64_t peak, HeapSimulatorPeak(*module, size_fn));
+    TF_ASSIGN_OR_RETURN(int64_t peak,
+                        HeapSimulatorPeak(*module, size_fn, alias_info));
     if (best_schedule == nullptr || peak < best.heap_sim_peak_bytes) {
       best.scheduler = std::string(SchedulerName(candidate));
       best.heap_sim_peak_bytes = peak;

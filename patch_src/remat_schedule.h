@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/size_function.h"
@@ -20,14 +21,17 @@ struct ScheduleChoice {
 
 // Replaces the module's schedule with the one `kind` produces; for kDefault
 // runs list, DFS and postorder and keeps the lowest HeapSimulator peak.
-absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
-                                                RematScheduler kind,
-                                                const SizeFunction& size_fn);
+// `alias_info` says which values the target lets share a buffer (GPU:
+// GpuAliasInfo); null means XLA's default AliasInfo.
+absl::StatusOr<ScheduleChoice> RescheduleModule(
+    HloModule* module, RematScheduler kind, const SizeFunction& size_fn,
+    const AliasInfo* alias_info = nullptr);
 
 // Peak of the module's current schedule, by XLA's HeapSimulator: the referee
 // for every memory claim.
-absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
-                                          const SizeFunction& size_fn);
+absl::StatusOr<int64_t> HeapSimulatorPeak(
+    const HloModule& module, const SizeFunction& size_fn,
+    const AliasInfo* alias_info = nullptr);
 
 }  // namespace remat
 }  // namespace xla

@@ -88,7 +88,7 @@ WIRING: tuple[Wiring, ...] = (
         f"{XLA}/service/gpu/gpu_compiler.cc",
         "GPU: run the pass after upstream's rematerialization, before buffer assignment",
         ("    pipeline.AddPass<HloRematerialization>(remat_opts, sizes);",),
-        ("    remat::AddRematPassIfEnabled(pipeline, ShapeSizeBytesFunction());",),
+        ("    remat::AddRematPassIfEnabled(pipeline, ShapeSizeBytesFunction(), alias_info);",),
         ("    pipeline.AddPass<StreamAttributeAnnotator>(gpu_device_info);",),
         3078,
     ),
