@@ -14,6 +14,7 @@ void AddRematPassIfEnabled(HloPassPipeline& pipeline, SizeFunction size_fn,
                            const AliasInfo* alias_info) {
   RematOptions options = CurrentRematOptions();
   if (!options.enabled) return;
+  options = OptionsAfterCopyInsertion(std::move(options));
   pipeline.AddPass<RematerializationPass>(std::move(options),
                                           std::move(size_fn), alias_info);
 }

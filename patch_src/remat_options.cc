@@ -39,6 +39,7 @@ constexpr std::pair<absl::string_view, RematAlgorithm> kAlgorithms[] = {
 };
 constexpr std::pair<absl::string_view, RematScheduler> kSchedulers[] = {
     {"default", RematScheduler::kDefault},
+    {"given", RematScheduler::kGiven},
     {"postorder", RematScheduler::kPostorder},
     {"DFS", RematScheduler::kDfs},
     {"list", RematScheduler::kList},
@@ -207,6 +208,14 @@ absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
     if (!s.ok() && !absl::IsNotFound(s)) return s;
   }
   return absl::OkStatus();
+}
+
+RematOptions OptionsAfterCopyInsertion(RematOptions options) {
+  if (options.scheduler == RematScheduler::kDefault) {
+    options.scheduler = RematScheduler::kGiven;
+  }
+  options.check_live_ranges = true;
+  return options;
 }
 
 bool IsSwitchFlag(absl::string_view name) {

@@ -18,7 +18,10 @@ namespace xla {
 namespace remat {
 
 enum class RematAlgorithm { kStandard, kCompress, kStandardCompress, kPath, kXla };
-enum class RematScheduler { kDefault, kPostorder, kDfs, kList };
+// kDefault: the best of list, DFS and postorder (CPU hook, CLI); on the GPU
+// hook it means kGiven. kGiven keeps the incoming schedule and inserts
+// recomputations into it.
+enum class RematScheduler { kDefault, kGiven, kPostorder, kDfs, kList };
 
 struct RematOptions {
   bool enabled = false;
@@ -33,6 +36,10 @@ struct RematOptions {
   bool dump_memlog = false;
   // Where dumps go (--xla_dump_to in-tree, --dump-dir in the CLI).
   std::string dump_dir;
+  // Not a flag: set where the pass runs after copy insertion chose its copies
+  // for the incoming order (the GPU hook). After the pass, no two values that
+  // share a buffer may be live at once, or the pass fails.
+  bool check_live_ranges = false;
 
   int64_t small_node_limit_bytes() const {
     return static_cast<int64_t>(small_node_limit_mib * 1024.0 * 1024.0);
@@ -58,6 +65,12 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options);
 // ignoring everyone else's.
 absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
                                        RematOptions& options);
+
+// The options as the GPU hook runs them. There the pass follows copy
+// insertion and the latency-hiding scheduler, both of which chose for the
+// incoming order: an unset (or "default") scheduler means kGiven, and a named
+// one is checked for live-range interference after the pass.
+RematOptions OptionsAfterCopyInsertion(RematOptions options);
 
 // Names of all flags, for help texts and registration.
 std::vector<std::string> RematFlagNames();

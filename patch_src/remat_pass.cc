@@ -19,6 +19,7 @@
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
 #include "xla/service/remat/compact_layout.h"
+#include "xla/service/remat/live_range_check.h"
 #include "xla/service/remat/remat_dump.h"
 #include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/memory_tracker.h"
@@ -93,6 +94,27 @@ bool AnyValueCompressible(const HloModule& module, const SizeFunction& size_fn,
     if (CompactShape(instruction->shape(), size_fn).has_value()) return true;
   }
   return false;
+}
+
+// After copy insertion chose its copies for the incoming order, a new order
+// may make two values of one buffer live at once: refuse such a result.
+absl::Status CheckLiveRanges(const HloModule& module,
+                             const RematOptions& options,
+                             const AliasInfo* alias_info) {
+  TF_ASSIGN_OR_RETURN(std::string clash,
+                      FindLiveRangeInterference(module, alias_info));
+  if (clash.empty()) return absl::OkStatus();
+  if (options.scheduler == RematScheduler::kGiven) {
+    return absl::InternalError(absl::StrCat(
+        "rematerialization broke the buffer sharing copy insertion chose: ",
+        clash));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--xla_rematerialization_scheduler=", SchedulerName(options.scheduler),
+      " re-ordered a module whose copies were chosen for its old order: ",
+      clash,
+      ". Here (after copy insertion, as on the GPU hook) use "
+      "--xla_rematerialization_scheduler=given, the default there"));
 }
 
 constexpr char kNothingCompact[] =
@@ -193,21 +215,32 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     return nothing_done(kNothingCompact);
   }
 
-  // The given schedule is a candidate too: a module never starts the
-  // algorithm from a schedule worse than the one it came with.
-  std::optional<HloSchedule> given;
-  if (had_schedule) given = module->schedule();
-  TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
-                      RescheduleModule(module, options.scheduler, size_fn,
-                                       alias_info));
-  report.scheduler_chosen = choice.scheduler;
-  report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
-  if (given.has_value() &&
-      choice.heap_sim_peak_bytes > report.heap_sim_before_bytes) {
-    TF_RETURN_IF_ERROR(module->set_schedule(*std::move(given)));
-    report.scheduler_chosen =
-        absl::StrCat("given (", choice.scheduler, " was higher)");
+  if (options.scheduler == RematScheduler::kGiven) {
+    if (!had_schedule) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--xla_rematerialization_scheduler=given keeps the module's "
+          "schedule, but module ",
+          module->name(), " has none"));
+    }
+    report.scheduler_chosen = "given";
     report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
+  } else {
+    // The given schedule is a candidate too: a module never starts the
+    // algorithm from a schedule worse than the one it came with.
+    std::optional<HloSchedule> given;
+    if (had_schedule) given = module->schedule();
+    TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
+                        RescheduleModule(module, options.scheduler, size_fn,
+                                         alias_info));
+    report.scheduler_chosen = choice.scheduler;
+    report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
+    if (given.has_value() &&
+        choice.heap_sim_peak_bytes > report.heap_sim_before_bytes) {
+      TF_RETURN_IF_ERROR(module->set_schedule(*std::move(given)));
+      report.scheduler_chosen =
+          absl::StrCat("given (", choice.scheduler, " was higher)");
+      report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
+    }
   }
   TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
                       TrackModuleMemory(*module, size_fn));
@@ -249,6 +282,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     }
   }
   TF_RETURN_IF_ERROR(VerifyModule(module));
+  if (options.check_live_ranges) {
+    TF_RETURN_IF_ERROR(CheckLiveRanges(*module, options, alias_info));
+  }
   return finish(/*changed=*/true);
 }
 

@@ -41,9 +41,11 @@ absl::StatusOr<HloSchedule> RunScheduler(const HloModule* module,
       return ScheduleModule(module,
                             PostOrderScheduler(alias_info, BufferSize(size_fn)));
     case RematScheduler::kDefault:
+    case RematScheduler::kGiven:
       break;
   }
-  return absl::InternalError("default scheduler is resolved by the caller");
+  return absl::InternalError(
+      "default and given schedules are resolved by the caller");
 }
 
 }  // namespace
@@ -74,6 +76,9 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
   if (alias_info == nullptr) alias_info = &default_alias_info;
   ScheduleChoice best;
   std::unique_ptr<HloSchedule> best_schedule;
+  if (kind == RematScheduler::kGiven) {
+    return absl::InternalError("the given schedule is kept by the caller");
+  }
   const RematScheduler all[] = {RematScheduler::kList, RematScheduler::kDfs,
                                 RematScheduler::kPostorder};
   for (RematScheduler candidate : all) {

@@ -21,6 +21,7 @@ struct ScheduleChoice {
 
 // Replaces the module's schedule with the one `kind` produces; for kDefault
 // runs list, DFS and postorder and keeps the lowest HeapSimulator peak.
+// kGiven is the caller's to handle (it keeps the schedule).
 // `alias_info` says which values the target lets share a buffer (GPU:
 // GpuAliasInfo); null means XLA's default AliasInfo.
 absl::StatusOr<ScheduleChoice> RescheduleModule(

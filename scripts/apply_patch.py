@@ -23,6 +23,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TF_TAG = "v2.21.0"
 TF_COMMIT = "a481b10260dfdf833a1b16007eead49c1d7febf3"
+# The XLA inside that release: openxla/xla at this commit (the wheel's XLA
+# headers are byte-identical to it). Upstream checks run against it.
+XLA_COMMIT = "7420bd545363969ef825e4e4c3aed98bd09390ad"
 
 
 class ApplyError(Exception):

@@ -98,4 +98,15 @@ def rule_text(tree: UpstreamTree, label: str) -> str | None:
         if found.group(1) == name:
             end = names[i + 1].start() if i + 1 < len(names) else len(build)
             return build[found.start() : end]
+    # A proto library's generated C++ target: tf_proto_library(name = X)
+    # defines X_cc, which names no rule of its own in the BUILD file.
+    if name.endswith("_cc"):
+        for i, found in enumerate(names):
+            opening = build.rfind("\n", 0, build.rfind("(", 0, found.start())) + 1
+            if (
+                found.group(1) == name[: -len("_cc")]
+                and "proto_library(" in build[opening : found.start()]
+            ):
+                end = names[i + 1].start() if i + 1 < len(names) else len(build)
+                return build[found.start() : end]
     return None

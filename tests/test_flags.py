@@ -14,7 +14,7 @@ from tests.conftest import last_line
     ("flag", "must_mention"),
     [
         ("--xla_rematerialization_algorithm=greedy", ["greedy", "standard", "path", "xla"]),
-        ("--xla_rematerialization_scheduler=bfs", ["bfs", "postorder", "DFS", "list"]),
+        ("--xla_rematerialization_scheduler=bfs", ["bfs", "given", "postorder", "DFS", "list"]),
         ("--xla_rematerialization_mem_limit=-5", ["mem_limit", "-5"]),
         ("--xla_rematerialization_mem_limit=", ["mem_limit", "needs a value"]),
         ("--xla_rematerialization_mem_limit=lots", ["mem_limit", "lots"]),

@@ -205,3 +205,65 @@ def test_dockerfiles_pin_commit_digests_and_bazelisk():
             assert re.search(r"@sha256:[0-9a-f]{64}$", image), image
         for line in re.findall(r"^FROM (\S+)", dockerfile.read_text(), flags=re.M):
             assert line in ("${BASE_IMAGE}", "source", "scratch"), line
+
+
+def test_every_added_cpp_line_compiles_in_a_stand_in():
+    # Upstream files that need LLVM/MLIR headers cannot be compiled here:
+    # wiring_stand_ins.cc makes each added line verbatim with the same types,
+    # and the engine build compiles it.
+    stand_ins = REPO / "tools" / "hlo_remat" / "wiring_stand_ins.cc"
+    lines = {line.strip() for line in stand_ins.read_text().splitlines()}
+    for w in make_patch.WIRING:
+        if w.path.endswith(".cc"):
+            for added in w.lines:
+                assert added.strip() in lines, f"{w.why}: {added.strip()} not in {stand_ins.name}"
+    objects = list((REPO / "build" / "engine").rglob("wiring_stand_ins.cc.o"))
+    assert objects, "the engine build did not compile wiring_stand_ins.cc"
+
+
+def test_build_wheel_passes_bazel_remote_options():
+    r = script(
+        "build_wheel.py",
+        "--dry-run",
+        "--bazel-remote-cache",
+        "grpc://cache:9092",
+        "--bazel-opt=--remote_upload_local_results=false",
+        "--bazel-opt=--jobs=64",
+    )
+    assert r.returncode == 0, r.stderr
+    assert (
+        "BAZEL_EXTRA_OPTS=--remote_cache=grpc://cache:9092 "
+        "--remote_upload_local_results=false --jobs=64"
+    ) in r.stdout
+    assert "${BAZEL_EXTRA_OPTS}" in DOCKERFILES[0].read_text()
+
+
+def test_build_wheel_refuses_a_bazel_option_it_cannot_pass_whole():
+    r = script("build_wheel.py", "--dry-run", "--bazel-opt=--copt=-O2 -g")
+    assert r.returncode == 2 and "--bazel-opt" in r.stderr and "no spaces" in r.stderr
+
+
+def release_build_info() -> dict:
+    """The installed tensorflow wheel's build_info (read as a file: importing
+    TensorFlow takes seconds)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tensorflow")
+    assert spec is not None and spec.origin is not None
+    path = Path(spec.origin).parent / "python" / "platform" / "build_info.py"
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return dict(namespace["build_info"])
+
+
+def test_docker_cuda_defaults_are_the_releases():
+    info = release_build_info()
+    build = DOCKERFILES[0].read_text()
+    args = dict(
+        re.findall(
+            r"^ARG (CUDA_VERSION|CUDNN_VERSION|CUDA_COMPUTE_CAPABILITIES)=(\S+)$", build, flags=re.M
+        )
+    )
+    assert args["CUDA_VERSION"] == info["cuda_version"]
+    assert args["CUDNN_VERSION"].split(".")[0] == info["cudnn_version"]
+    assert args["CUDA_COMPUTE_CAPABILITIES"].split(",") == info["cuda_compute_capabilities"]

@@ -35,6 +35,7 @@ constexpr char kUsage[] =
     "usage: hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] "
     "[--dump-dir DIR] [--size-function plain|tiled|tiled:RxC] "
     "[--check-numerics [--numerics-reference REF.hlo]] "
+    "[--after-copy-insertion] "
     "[--xla_rematerialization_*=...]\n"
     "flags: ";
 
@@ -45,6 +46,8 @@ struct CliArgs {
   std::string dump_dir;
   std::string size_function = "plain";
   bool check_numerics = false;
+  // Run as the GPU hook does, on a module copy insertion has already seen.
+  bool after_copy_insertion = false;
   // Compare against this module instead of the input (tests the checker).
   std::string numerics_reference;
   std::vector<std::string> remat_flags;
@@ -80,6 +83,8 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
       if (a == "--numerics-reference") args.check_numerics = true;
     } else if (a == "--check-numerics") {
       args.check_numerics = true;
+    } else if (a == "--after-copy-insertion") {
+      args.after_copy_insertion = true;
     } else if (absl::StartsWith(a, "--xla_")) {
       args.remat_flags.push_back(a);
     } else if (absl::StartsWith(a, "-")) {
@@ -168,6 +173,9 @@ int main(int argc, char** argv) {
   }
   options.enabled = true;
   options.dump_dir = args->dump_dir;
+  if (args->after_copy_insertion) {
+    options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
+  }
 
   absl::StatusOr<xla::remat::SizeFunction> size_fn =
       xla::remat::ParseSizeFunction(args->size_function);
