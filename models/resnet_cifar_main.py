@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -35,6 +36,44 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def ignored_remat_flags_warning(
+    env: dict[str, str] | os._Environ[str], enable_xla: bool, has_gpu: bool
+) -> str | None:
+    """Why the rematerialization flags in XLA_FLAGS would do nothing, or None.
+
+    They act only inside XLA. Auto-jit (`--tf_xla_auto_jit=2`) clusters for
+    XLA on GPU; on CPU it also needs `--tf_xla_cpu_global_jit`, else the step
+    runs in plain TensorFlow and XLA never sees the flags.
+    """
+    xla_flags = env.get("XLA_FLAGS", "").split()
+    remat = [
+        f
+        for f in xla_flags
+        if f.startswith(("--xla_use_hlo_rematerialization", "--xla_rematerialization_"))
+    ]
+    if not remat or enable_xla:
+        return None
+    tf_xla_flags = env.get("TF_XLA_FLAGS", "").split()
+    auto_jit = any(
+        f.startswith("--tf_xla_auto_jit=") and f.split("=", 1)[1] not in ("0", "-1")
+        for f in tf_xla_flags
+    )
+    if auto_jit and (has_gpu or "--tf_xla_cpu_global_jit" in tf_xla_flags):
+        return None
+    if auto_jit:
+        why = (
+            "TF_XLA_FLAGS has --tf_xla_auto_jit but no --tf_xla_cpu_global_jit, and "
+            "auto-jit on CPU clusters nothing without it"
+        )
+    else:
+        why = "neither --enable_xla nor --tf_xla_auto_jit in TF_XLA_FLAGS is given"
+    return (
+        f"warning: XLA_FLAGS has {' '.join(remat)}, but this run does not use XLA: {why}. "
+        "The rematerialization flags are ignored. Add --tf_xla_cpu_global_jit to "
+        "TF_XLA_FLAGS (CPU auto-jit) or pass --enable_xla (whole-step compile)."
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.train_steps < 1:
@@ -42,6 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import numpy as np
     import tensorflow as tf
+
+    warning = ignored_remat_flags_warning(
+        os.environ, args.enable_xla, bool(tf.config.list_physical_devices("GPU"))
+    )
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
 
     from models.resnet_cifar import Trainer
 
