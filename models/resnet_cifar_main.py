@@ -23,6 +23,12 @@ from models.cifar_data import DataError, load_cifar10, synthetic_batch  # noqa: 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument(
+        "--model",
+        default="resnet",
+        help="resnet (with --resnet_size/--resnet_version), or one of models/zoo.py: "
+        "mobilenet, transformer, lstm, wide_mlp (synthetic data)",
+    )
     p.add_argument("--resnet_size", type=int, default=20)
     p.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
     p.add_argument("--batch_size", type=int, default=64)
@@ -89,12 +95,21 @@ def main(argv: list[str] | None = None) -> int:
         print(warning, file=sys.stderr, flush=True)
 
     from models.resnet_cifar import Trainer
+    from models.zoo import ZOO, ZooTrainer
 
     tf.random.set_seed(args.seed)
     import keras
 
     keras.utils.set_random_seed(args.seed)
-    if args.data_dir and not args.use_synthetic_data:
+    if args.model != "resnet":
+        if args.model not in ZOO:
+            print(
+                f"error: --model={args.model}: valid: resnet, {', '.join(sorted(ZOO))}",
+                file=sys.stderr,
+            )
+            return 2
+        images, labels = ZOO[args.model].data(args.batch_size, args.seed)
+    elif args.data_dir and not args.use_synthetic_data:
         try:
             images, labels = load_cifar10(args.data_dir)
         except DataError as e:
@@ -102,7 +117,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     else:
         images, labels = synthetic_batch(args.batch_size, args.seed)
-    trainer = Trainer.create(args.resnet_size, args.resnet_version)
+    trainer = (
+        Trainer.create(args.resnet_size, args.resnet_version)
+        if args.model == "resnet"
+        else ZooTrainer.create(args.model)
+    )
     step = trainer.compiled_step(jit_compile=args.enable_xla)
     gpus = tf.config.list_physical_devices("GPU")
     losses: list[float] = []
@@ -126,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.model_dir).mkdir(parents=True, exist_ok=True)
         trainer.model.save_weights(str(Path(args.model_dir) / "model.weights.h5"))
     result = {
-        "model": f"resnet{args.resnet_size}_v{args.resnet_version}",
+        "model": (
+            f"resnet{args.resnet_size}_v{args.resnet_version}"
+            if args.model == "resnet"
+            else args.model
+        ),
         "batch_size": args.batch_size,
         "device": "gpu" if gpus else "cpu",
         "losses": losses,

@@ -27,3 +27,17 @@ def test_runs_that_use_xla_are_not_warned():
     assert ignored_remat_flags_warning(gpu_jit, enable_xla=False, has_gpu=True) is None
     assert ignored_remat_flags_warning({"XLA_FLAGS": REMAT}, enable_xla=True, has_gpu=False) is None
     assert ignored_remat_flags_warning({}, enable_xla=False, has_gpu=False) is None
+
+
+def test_the_harness_knows_every_zoo_model():
+    import pytest
+
+    from remat_harness.hlo_dump import ZOO_NAMES, ModelSpec
+
+    zoo = pytest.importorskip("models.zoo")
+    assert tuple(sorted(zoo.ZOO)) == ZOO_NAMES
+    assert ModelSpec.parse("lstm").key == "lstm_b64_jit"
+    assert ModelSpec.parse("resnet56v2", 32).key == "resnet56_v2_b32_jit"
+    assert ModelSpec.parse("20").key == "resnet20_v1_b64_jit"
+    with pytest.raises(ValueError, match="mobilenet"):
+        ModelSpec.parse("vgg")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from pathlib import Path
 from remat_harness.paths import CACHE_DIR, MODELS_DIR
 
 MODES = ("jit", "autojit")
+# The models of models/zoo.py (named here: importing it imports TensorFlow).
+ZOO_NAMES = ("lstm", "mobilenet", "transformer", "wide_mlp")
 
 
 @dataclass(frozen=True)
@@ -25,10 +28,28 @@ class ModelSpec:
     resnet_version: int = 1
     batch_size: int = 64
     mode: str = "jit"
+    # "resnet", or a model of models/zoo.py (resnet_size/version then unused).
+    model: str = "resnet"
 
     @property
     def key(self) -> str:
+        if self.model != "resnet":
+            return f"{self.model}_b{self.batch_size}_{self.mode}"
         return f"resnet{self.resnet_size}_v{self.resnet_version}_b{self.batch_size}_{self.mode}"
+
+    @classmethod
+    def parse(cls, name: str, batch_size: int = 64, mode: str = "jit") -> ModelSpec:
+        """ "20" or "resnet56" (ResNet v1 of that depth), "resnet56v2", or a zoo
+        model's name ("lstm")."""
+        match = re.fullmatch(r"(?:resnet)?(\d+)(?:v([12]))?", name)
+        if match:
+            return cls(int(match.group(1)), int(match.group(2) or 1), batch_size, mode)
+        if name in ZOO_NAMES:
+            return cls(batch_size=batch_size, mode=mode, model=name)
+        raise ValueError(
+            f"model {name!r}: a ResNet depth (20, resnet56, resnet56v2) or one of "
+            f"{', '.join(ZOO_NAMES)}"
+        )
 
 
 class DumpError(RuntimeError):
@@ -73,6 +94,7 @@ def run_model(
     cmd = [
         sys.executable,
         str(MODELS_DIR / "resnet_cifar_main.py"),
+        f"--model={spec.model}",
         f"--resnet_size={spec.resnet_size}",
         f"--resnet_version={spec.resnet_version}",
         f"--batch_size={spec.batch_size}",

@@ -1,0 +1,157 @@
+"""Training steps of models no one here tuned the engine for, beside ResNet.
+
+Each is a Keras 3 model with its optimizer and a training step a caller can
+compile whole (`tf.function(jit_compile=True)`) or leave to auto-jit, on
+synthetic data of the model's own input shape:
+
+- `mobilenet`: MobileNet-v1-style depthwise-separable CNN on 32x32x3 images.
+- `transformer`: a 4-layer Transformer encoder (d=256, 4 heads) over 128 tokens.
+- `lstm`: two stacked LSTM layers (256 units) over 64 steps: XLA compiles each
+  into a while loop, and TensorFlow's gradient of a loop stacks per-step
+  values (`TensorListPushBack`) for the backward loop.
+- `wide_mlp`: a wide MLP trained with Adam: parameters and the two optimizer
+  slots per parameter dominate the peak, so re-scheduling and recomputation
+  have little to act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+NUM_CLASSES = 10
+
+
+def _mobilenet() -> keras.Model:
+    inputs = keras.Input(shape=(32, 32, 3))
+    x = keras.layers.Conv2D(32, 3, padding="same", use_bias=False)(inputs)
+    x = keras.layers.ReLU(6.0)(keras.layers.BatchNormalization()(x))
+    for filters, strides in ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)):
+        x = keras.layers.DepthwiseConv2D(3, strides=strides, padding="same", use_bias=False)(x)
+        x = keras.layers.ReLU(6.0)(keras.layers.BatchNormalization()(x))
+        x = keras.layers.Conv2D(filters, 1, use_bias=False)(x)
+        x = keras.layers.ReLU(6.0)(keras.layers.BatchNormalization()(x))
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="mobilenet")
+
+
+TOKENS, VOCAB, D_MODEL, HEADS, LAYERS = 128, 1000, 256, 4, 4
+
+
+def _transformer() -> keras.Model:
+    inputs = keras.Input(shape=(TOKENS,), dtype="int32")
+    x = keras.layers.Embedding(VOCAB, D_MODEL)(inputs)
+    for _ in range(LAYERS):
+        attended = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(x, x)
+        x = keras.layers.LayerNormalization()(x + attended)
+        hidden = keras.layers.Dense(4 * D_MODEL, activation="gelu")(x)
+        x = keras.layers.LayerNormalization()(x + keras.layers.Dense(D_MODEL)(hidden))
+    x = keras.layers.GlobalAveragePooling1D()(x)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="transformer")
+
+
+STEPS, FEATURES, UNITS = 64, 128, 256
+
+
+def _lstm() -> keras.Model:
+    inputs = keras.Input(shape=(STEPS, FEATURES))
+    x = keras.layers.LSTM(UNITS, return_sequences=True)(inputs)
+    x = keras.layers.LSTM(UNITS)(x)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="lstm")
+
+
+def _wide_mlp() -> keras.Model:
+    inputs = keras.Input(shape=(1024,))
+    x = inputs
+    for width in (4096, 4096, 4096):
+        x = keras.layers.Dense(width, activation="relu")(x)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="wide_mlp")
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    build: Callable[[], keras.Model]
+    optimizer: Callable[[], keras.optimizers.Optimizer]
+    # Synthetic inputs for a batch: (batch, seed) -> (inputs, labels).
+    data: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+def _images(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.standard_normal((batch, 32, 32, 3), dtype=np.float32),
+        rng.integers(0, NUM_CLASSES, batch).astype(np.int32),
+    )
+
+
+def _tokens(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.integers(0, VOCAB, (batch, TOKENS)).astype(np.int32),
+        rng.integers(0, NUM_CLASSES, batch).astype(np.int32),
+    )
+
+
+def _sequences(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.standard_normal((batch, STEPS, FEATURES), dtype=np.float32),
+        rng.integers(0, NUM_CLASSES, batch).astype(np.int32),
+    )
+
+
+def _vectors(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.standard_normal((batch, 1024), dtype=np.float32),
+        rng.integers(0, NUM_CLASSES, batch).astype(np.int32),
+    )
+
+
+def _sgd() -> keras.optimizers.Optimizer:
+    return keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
+
+
+def _adam() -> keras.optimizers.Optimizer:
+    return keras.optimizers.Adam(learning_rate=1e-3)
+
+
+ZOO: dict[str, ZooModel] = {
+    "mobilenet": ZooModel(_mobilenet, _sgd, _images),
+    "transformer": ZooModel(_transformer, _adam, _tokens),
+    "lstm": ZooModel(_lstm, _adam, _sequences),
+    "wide_mlp": ZooModel(_wide_mlp, _adam, _vectors),
+}
+
+
+@dataclass
+class ZooTrainer:
+    model: keras.Model
+    optimizer: keras.optimizers.Optimizer
+
+    @classmethod
+    def create(cls, name: str) -> ZooTrainer:
+        if name not in ZOO:
+            raise ValueError(f"model {name!r}: valid models: {', '.join(sorted(ZOO))}")
+        entry = ZOO[name]
+        model = entry.build()
+        optimizer = entry.optimizer()
+        optimizer.build(model.trainable_variables)
+        return cls(model, optimizer)
+
+    def train_step(self, inputs: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            logits = self.model(inputs, training=True)
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            )
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
+        return loss
+
+    def compiled_step(self, jit_compile: bool):  # noqa: ANN201 - tf.function type
+        return tf.function(self.train_step, jit_compile=jit_compile)
