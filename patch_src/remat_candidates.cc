@@ -3,6 +3,8 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_opcode.h"
+#include "xla/service/remat/library_calls.h"
+#include "xla/shape.h"
 
 namespace xla {
 namespace remat {
@@ -78,17 +80,36 @@ bool ComputationIsPure(const HloComputation* computation) {
   return true;
 }
 
-}  // namespace
-
-bool IsRecomputable(const HloInstruction* instruction) {
-  if (!OpcodeMayBeRecomputed(instruction)) return false;
-  if (instruction->HasSideEffect()) return false;
-  if (!instruction->shape().IsArray()) return false;
-  if (!instruction->control_successors().empty()) return false;
-  for (const HloComputation* called : instruction->called_computations()) {
-    if (!ComputationIsPure(called)) return false;
+// A tuple whose elements are all arrays: each is one buffer a
+// get-tuple-element can hand out.
+bool IsFlatTupleOfArrays(const Shape& shape) {
+  if (!shape.IsTuple() || shape.tuple_shapes().empty()) return false;
+  for (const Shape& element : shape.tuple_shapes()) {
+    if (!element.IsArray()) return false;
   }
   return true;
+}
+
+}  // namespace
+
+ProducerKind ClassifyProducer(const HloInstruction* instruction) {
+  const bool library =
+      ClassifyLibraryCall(*instruction) != LibraryCall::kNone;
+  if (!library && !OpcodeMayBeRecomputed(instruction)) {
+    return ProducerKind::kNotRecomputable;
+  }
+  if (instruction->HasSideEffect()) return ProducerKind::kNotRecomputable;
+  if (!instruction->control_successors().empty()) {
+    return ProducerKind::kNotRecomputable;
+  }
+  for (const HloComputation* called : instruction->called_computations()) {
+    if (!ComputationIsPure(called)) return ProducerKind::kNotRecomputable;
+  }
+  if (instruction->shape().IsArray()) return ProducerKind::kArray;
+  if (IsFlatTupleOfArrays(instruction->shape())) {
+    return ProducerKind::kMultiOutput;
+  }
+  return ProducerKind::kNotRecomputable;
 }
 
 }  // namespace remat

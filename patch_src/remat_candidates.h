@@ -7,12 +7,28 @@
 namespace xla {
 namespace remat {
 
-// True when recomputing `instruction` elsewhere yields the same value with no
-// other effect: not a parameter or constant, no side effect (also inside a
-// fusion), no custom-call, collective, RNG, control flow, async op, dot or
-// convolution, an array result, and no control successors whose order would
-// be lost.
-bool IsRecomputable(const HloInstruction* instruction);
+// How a producer may be recomputed elsewhere, yielding the same values with
+// no other effect. Never: parameters, constants, anything with a side effect
+// (also inside a fusion), custom-calls outside the library allow-list
+// (library_calls.h), collectives, RNG, control flow, async ops, forwarding
+// ops (tuple, get-tuple-element, bitcast), and producers with control
+// successors whose order would be lost.
+enum class ProducerKind {
+  kNotRecomputable,
+  // One array result: the clone is the value.
+  kArray,
+  // A flat tuple of arrays (cuDNN convolutions with their scratch, cuBLAS
+  // GEMMs with their workspace, multi-output fusions): a late use gets its
+  // element from a clone through a get-tuple-element, and the clone's other
+  // outputs are transient at the clone's position.
+  kMultiOutput,
+};
+
+ProducerKind ClassifyProducer(const HloInstruction* instruction);
+
+inline bool IsRecomputable(const HloInstruction* instruction) {
+  return ClassifyProducer(instruction) != ProducerKind::kNotRecomputable;
+}
 
 }  // namespace remat
 }  // namespace xla

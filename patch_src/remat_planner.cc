@@ -15,6 +15,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -23,6 +24,7 @@
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/service/remat/articulation_points.h"
 #include "xla/service/remat/compact_layout.h"
+#include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/range_max_tree.h"
 #include "xla/service/remat/remat_candidates.h"
@@ -32,14 +34,6 @@
 
 namespace xla {
 namespace remat {
-
-double RecomputeCost(const HloCostAnalysis& costs,
-                     const HloInstruction& instruction) {
-  double flops = std::max<double>(0, costs.flop_count(instruction)) +
-                 std::max<double>(0, costs.transcendental_count(instruction));
-  double bytes = std::max<double>(0, costs.bytes_accessed(instruction));
-  return 1.0 + flops + bytes / 4.0;
-}
 
 namespace {
 
@@ -51,9 +45,18 @@ struct Use {
 };
 
 // A value the planner may move: an array defined by one instruction, seen
-// through the bitcasts of it.
+// through the bitcasts of it; or one element of a multi-output producer
+// (ProducerKind::kMultiOutput), seen through the get-tuple-elements of that
+// element and their bitcasts.
 struct Value {
+  // What the uses read: the producer itself, or a get-tuple-element of it.
   HloInstruction* instruction = nullptr;
+  // What a recompute clones; `instruction` unless the value is an element.
+  HloInstruction* producer = nullptr;
+  int64_t tuple_index = -1;  // the element of `producer`; -1 for arrays
+  // The producer's other outputs (scratch, workspace, unused fusion
+  // outputs): a clone allocates them too, for the moment it runs.
+  int64_t transient = 0;
   const HloInstruction* origin = nullptr;  // the instruction first cloned
   int buffer = -1;
   int def = 0;
@@ -168,13 +171,23 @@ class Planner {
                              int& fresh_index);
   int RegisterValue(HloInstruction* instruction, const HloInstruction* origin,
                     int buffer, int def, int generation, double cost);
+  // Init: a candidate value read through `roots` (the producer, or its
+  // get-tuple-elements of one element) and their bitcasts.
+  void AddInitialValue(HloInstruction* producer, int64_t tuple_index,
+                       const std::vector<HloInstruction*>& roots, int buffer,
+                       int pos);
+  void AddMultiOutputValues(HloInstruction* producer, int pos);
+  // True when no use of any output of `producer` is left: it can go.
+  bool ProducerUnused(const HloInstruction* producer) const;
   double ValueCost(int index) const { return values_[index].cost; }
   HloInstruction* PlaceCopy(HloInstruction* source, const Shape& shape,
                             int slot, int& buffer);
   void GuardReads(HloInstruction* reader, const HloInstruction* read);
   void RedirectLateUses(int original, HloInstruction* replacement,
                         int fresh_index, int p, int u);
-  void CountChainTransient(const std::vector<HloInstruction*>& clones, int u);
+  // The memory at u while the values `fresh` (clones placed there, operands
+  // first) are computed one after another.
+  void CountChainTransient(const std::vector<int>& fresh, int u);
   void Revert(AppliedMove& move);
   bool Undoable(int move_index) const;
   void Activate(int value);
@@ -363,7 +376,14 @@ absl::Status Planner::Init() {
     AddBuffer(b.size, b.def_pos, memory_->LastPosition(b), b.live_to_end);
   }
   for (int pos = 0; pos < n_; ++pos) {
-    for (const HloInstruction* operand : sequence_[pos]->unique_operands()) {
+    const HloInstruction* reader = sequence_[pos];
+    // A get-tuple-element reads only the element it forwards: the other
+    // outputs of a multi-output producer may die before it runs.
+    if (reader->opcode() == HloOpcode::kGetTupleElement) {
+      for (int id : memory_->AllSources(reader)) buffer_reads_[id].insert(pos);
+      continue;
+    }
+    for (const HloInstruction* operand : reader->unique_operands()) {
       for (int id : memory_->AllSources(operand)) {
         buffer_reads_[id].insert(pos);
       }
@@ -388,52 +408,112 @@ absl::Status Planner::Init() {
   }
   for (int pos = 0; pos < n_; ++pos) {
     HloInstruction* instruction = sequence_[pos];
-    if (!IsRecomputable(instruction)) continue;
-    const std::vector<int>& ids = memory_->Sources(instruction, {});
-    if (ids.size() != 1) continue;
-    const int b = ids[0];
-    if (memory_->buffers()[b].defining != instruction) continue;
-    if (buffer_live_to_end_[b]) continue;
-    if (BufferSize(b) <= config_.min_candidate_bytes) continue;
-    Value v;
-    v.instruction = instruction;
-    v.origin = instruction;
-    v.buffer = b;
-    v.def = pos;
-    // The group: the producer and every bitcast of it, transitively.
-    std::vector<HloInstruction*> group = {instruction};
-    for (size_t i = 0; i < group.size(); ++i) {
-      for (HloInstruction* user : group[i]->users()) {
-        if (user->opcode() == HloOpcode::kBitcast) {
-          if (!user->control_successors().empty()) v.movable = false;
-          group.push_back(user);
-          continue;
-        }
-        const HloOpcode op = user->opcode();
-        if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement ||
-            op == HloOpcode::kWhile || op == HloOpcode::kAddDependency ||
-            op == HloOpcode::kOptimizationBarrier ||
-            op == HloOpcode::kDomain) {
-          v.movable = false;  // its later uses cannot be redirected alone
-        }
-        for (int64_t k : user->OperandIndices(group[i])) {
-          v.uses.push_back({user, k, group[i], memory_->Position(user)});
-        }
+    switch (ClassifyProducer(instruction)) {
+      case ProducerKind::kNotRecomputable:
+        break;
+      case ProducerKind::kArray: {
+        const std::vector<int>& ids = memory_->Sources(instruction, {});
+        if (ids.size() != 1) break;
+        AddInitialValue(instruction, /*tuple_index=*/-1, {instruction}, ids[0],
+                        pos);
+        break;
       }
+      case ProducerKind::kMultiOutput:
+        AddMultiOutputValues(instruction, pos);
+        break;
     }
-    v.cost = RecomputeCost(costs_, *instruction);
-    if (CompactShape(instruction->shape(), size_fn_).has_value()) {
-      ++result_.compressible;
-    }
-    const int index = static_cast<int>(values_.size());
-    values_.push_back(std::move(v));
-    for (HloInstruction* member : group) value_of_[member] = index;
-    versions_[instruction].push_back(index);
-    values_by_def_[pos].push_back(index);
   }
   mem_ = std::make_unique<RangeMaxTree>(memory_->profile());
   result_.initial_peak_bytes = mem_->Max();
   return absl::OkStatus();
+}
+
+void Planner::AddInitialValue(HloInstruction* producer, int64_t tuple_index,
+                              const std::vector<HloInstruction*>& roots,
+                              int buffer, int pos) {
+  const int b = buffer;
+  if (memory_->buffers()[b].defining != producer) return;
+  if (buffer_live_to_end_[b]) return;
+  if (BufferSize(b) <= config_.min_candidate_bytes) return;
+  Value v;
+  v.instruction = roots.front();
+  v.producer = producer;
+  v.tuple_index = tuple_index;
+  v.origin = roots.front();
+  v.buffer = b;
+  v.def = pos;
+  if (tuple_index >= 0) {
+    for (int k : memory_->AllSources(producer)) {
+      if (k != b) v.transient += BufferSize(k);
+    }
+  }
+  // The group: the roots and every bitcast of them, transitively.
+  std::vector<HloInstruction*> group = roots;
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i < roots.size() && group[i] != producer &&
+        !group[i]->control_successors().empty()) {
+      v.movable = false;
+    }
+    for (HloInstruction* user : group[i]->users()) {
+      if (user->opcode() == HloOpcode::kBitcast) {
+        if (!user->control_successors().empty()) v.movable = false;
+        group.push_back(user);
+        continue;
+      }
+      const HloOpcode op = user->opcode();
+      if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement ||
+          op == HloOpcode::kWhile || op == HloOpcode::kAddDependency ||
+          op == HloOpcode::kOptimizationBarrier ||
+          op == HloOpcode::kDomain) {
+        v.movable = false;  // its later uses cannot be redirected alone
+      }
+      for (int64_t k : user->OperandIndices(group[i])) {
+        v.uses.push_back({user, k, group[i], memory_->Position(user)});
+      }
+    }
+  }
+  v.cost = RecomputeCost(costs_, *producer);
+  if (CompactShape(v.instruction->shape(), size_fn_).has_value()) {
+    ++result_.compressible;
+  }
+  const int index = static_cast<int>(values_.size());
+  values_.push_back(std::move(v));
+  for (HloInstruction* member : group) value_of_[member] = index;
+  versions_[roots.front()].push_back(index);
+  values_by_def_[pos].push_back(index);
+}
+
+void Planner::AddMultiOutputValues(HloInstruction* producer, int pos) {
+  // A user of the whole tuple (a tuple, the root) would still need every
+  // element where it is: then no element moves.
+  if (producer == computation_->root_instruction()) return;
+  std::vector<std::vector<HloInstruction*>> readers(
+      producer->shape().tuple_shapes().size());
+  for (HloInstruction* user : producer->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return;
+    readers[user->tuple_index()].push_back(user);
+  }
+  for (int64_t i = 0; i < static_cast<int64_t>(readers.size()); ++i) {
+    if (readers[i].empty()) continue;  // scratch, or an unused output
+    const std::vector<int>& ids = memory_->Sources(producer, {i});
+    if (ids.size() != 1) continue;
+    AddInitialValue(producer, i, readers[i], ids[0], pos);
+  }
+}
+
+bool Planner::ProducerUnused(const HloInstruction* producer) const {
+  if (producer == computation_->root_instruction()) return false;
+  for (const HloInstruction* user : producer->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+    auto it = value_of_.find(user);
+    if (it != value_of_.end() && values_[it->second].producer == producer) {
+      if (!values_[it->second].dead) return false;
+    } else if (user->user_count() > 0 ||
+               user == computation_->root_instruction()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 const std::vector<int>& Planner::BuffersOf(
@@ -495,7 +575,7 @@ bool Planner::CollectOperands(int index, int p, int u, bool chains,
                               absl::flat_hash_set<int>& in_chain,
                               absl::flat_hash_set<int>& seen,
                               int64_t& extension) const {
-  for (HloInstruction* operand : values_[index].instruction->operands()) {
+  for (HloInstruction* operand : values_[index].producer->operands()) {
     HloInstruction* chosen = ChooseOperand(operand, u);
     const std::vector<int> ids = BuffersOf(chosen);
     bool held_across_p = false;
@@ -620,6 +700,7 @@ int Planner::RegisterValue(HloInstruction* instruction,
                            int generation, double cost) {
   Value fresh;
   fresh.instruction = instruction;
+  fresh.producer = instruction;
   fresh.origin = origin;
   fresh.buffer = buffer;
   fresh.def = def;
@@ -641,18 +722,34 @@ HloInstruction* Planner::PlaceClone(
   const Value original = values_[index];  // copy: values_ grows below
   const int64_t size = BufferSize(original.buffer);
   HloInstruction* clone = computation_->AddInstruction(
-      original.instruction->Clone("remat"));
-  for (HloInstruction* pred : original.instruction->control_predecessors()) {
+      original.producer->Clone("remat"));
+  for (HloInstruction* pred : original.producer->control_predecessors()) {
     (void)pred->AddControlDependencyTo(clone);
   }
   const int buffer = AddBuffer(size, u, u, /*live_to_end=*/false);
   AddMemory(u, u, size);
-  extra_sources_[clone] = {buffer};
   clones_at_slot_[u].push_back(clone);
   current_->new_instructions.push_back(clone);
   ++result_.instructions_added;
-  fresh_index = RegisterValue(clone, original.origin, buffer, u,
+  // An element is re-extracted from the clone; its other outputs are only
+  // the clone's transient (CountChainTransient).
+  HloInstruction* provider = clone;
+  if (original.tuple_index >= 0) {
+    provider = computation_->AddInstruction(
+        HloInstruction::CreateGetTupleElement(
+            clone->shape().tuple_shapes(original.tuple_index), clone,
+            original.tuple_index),
+        absl::StrCat(original.origin->name(), ".remat"));
+    clones_at_slot_[u].push_back(provider);
+    current_->new_instructions.push_back(provider);
+    ++result_.instructions_added;
+  }
+  extra_sources_[provider] = {buffer};
+  fresh_index = RegisterValue(provider, original.origin, buffer, u,
                               original.generation + 1, original.cost);
+  values_[fresh_index].producer = clone;
+  values_[fresh_index].tuple_index = original.tuple_index;
+  values_[fresh_index].transient = original.transient;
 
   // Operands: a clone of the same chain, or the version of the value that
   // lives longest, held until the clone runs.
@@ -683,7 +780,7 @@ HloInstruction* Planner::PlaceClone(
     }
   }
   pins_.push_back({clone, current_p_});
-  return clone;
+  return provider;
 }
 
 void Planner::GuardReads(HloInstruction* reader, const HloInstruction* read) {
@@ -716,7 +813,7 @@ HloInstruction* Planner::PlaceCopy(HloInstruction* source, const Shape& shape,
 void Planner::RedirectLateUses(int original, HloInstruction* replacement,
                                int fresh_index, int p, int u) {
   const std::vector<Use> uses = values_[original].uses;
-  HloInstruction* producer = values_[original].instruction;
+  HloInstruction* read = values_[original].instruction;
   const int b = values_[original].buffer;
   const int fresh_buffer = values_[fresh_index].buffer;
   std::vector<Use> early;
@@ -725,9 +822,11 @@ void Planner::RedirectLateUses(int original, HloInstruction* replacement,
       early.push_back(use);
       continue;
     }
+    // Another get-tuple-element of the same element reads what `read` does.
     HloInstruction* target =
-        use.via == producer ? replacement
-                            : BitcastOf(replacement, use.via->shape(), u);
+        use.via == read || use.via->opcode() != HloOpcode::kBitcast
+            ? replacement
+            : BitcastOf(replacement, use.via->shape(), u);
     current_->redirects.push_back(
         {use.user, use.operand_no, use.user->mutable_operand(use.operand_no)});
     (void)use.user->ReplaceOperandWith(use.operand_no, target);
@@ -739,16 +838,36 @@ void Planner::RedirectLateUses(int original, HloInstruction* replacement,
   Value& v = values_[original];
   v.uses = std::move(early);
   if (!v.uses.empty()) return;
-  // No use left before the trigger point: the producer goes away, and with
-  // it its reads of its own operands.
   v.dead = true;
-  for (const HloInstruction* operand : producer->unique_operands()) {
-    for (int k : BuffersOf(operand)) RemoveRead(k, v.def);
+  const HloInstruction* producer = v.producer;
+  const int def = v.def;
+  if (v.tuple_index < 0) {
+    // No use left before the trigger point: the producer goes away, and
+    // with it its reads of its own operands.
+    for (const HloInstruction* operand : producer->unique_operands()) {
+      for (int k : BuffersOf(operand)) RemoveRead(k, def);
+    }
+    AddMemory(def, End(b), -BufferSize(b));
+    SetEnd(b, def);
+    buffer_freed_[b] = true;
+    current_->freed.push_back(b);
+    return;
   }
-  AddMemory(v.def, End(b), -BufferSize(b));
-  SetEnd(b, v.def);
+  // An element: the producer may still run for its other outputs, and
+  // writes this one too, which dies at once.
+  if (End(b) > def) AddMemory(def + 1, End(b), -BufferSize(b));
+  SetEnd(b, def);
   buffer_freed_[b] = true;
   current_->freed.push_back(b);
+  if (!ProducerUnused(producer)) return;
+  for (const HloInstruction* operand : producer->unique_operands()) {
+    for (int k : BuffersOf(operand)) RemoveRead(k, def);
+  }
+  // The moves that killed the other elements cannot be undone alone now.
+  for (const HloInstruction* user : producer->users()) {
+    auto it = value_of_.find(user);
+    if (it != value_of_.end()) Touch(values_[it->second].buffer);
+  }
 }
 
 void Planner::Apply(const Candidate& candidate, int p) {
@@ -767,14 +886,18 @@ void Planner::Apply(const Candidate& candidate, int p) {
   HloInstruction* provider = nullptr;
   if (candidate.kind == MoveKind::kRecompute) {
     absl::flat_hash_map<const HloInstruction*, HloInstruction*> chain;
-    std::vector<HloInstruction*> clones;
+    std::vector<int> fresh_values;
+    bool transient = false;
     int fresh = -1;
     for (int member : candidate.chain) {
       provider = PlaceClone(member, u, chain, fresh);
       chain[values_[member].instruction] = provider;
-      clones.push_back(provider);
+      fresh_values.push_back(fresh);
+      transient |= values_[fresh].transient > 0;
     }
-    if (clones.size() > 1) CountChainTransient(clones, u);
+    if (fresh_values.size() > 1 || transient) {
+      CountChainTransient(fresh_values, u);
+    }
     RedirectLateUses(candidate.value, provider, fresh, p, u);
     current_->clones = static_cast<int>(candidate.chain.size());
     result_.recomputed += current_->clones;
@@ -798,7 +921,7 @@ void Planner::Apply(const Candidate& candidate, int p) {
 
   RematDecision d;
   d.action = candidate.kind == MoveKind::kRecompute ? "recompute" : "compress";
-  d.value = std::string(values_[candidate.value].instruction->name());
+  d.value = std::string(values_[candidate.value].producer->name());
   d.result = std::string(provider->name());
   d.at = std::string(sequence_[p]->name());
   d.before = std::string(sequence_[u]->name());
@@ -812,34 +935,33 @@ void Planner::Apply(const Candidate& candidate, int p) {
   current_ = nullptr;
 }
 
-void Planner::CountChainTransient(const std::vector<HloInstruction*>& clones,
-                                  int u) {
+void Planner::CountChainTransient(const std::vector<int>& fresh, int u) {
   // The clones of a chain run one after another at slot u and each
   // intermediate dies once its last reader in the chain has run: slot u
-  // holds the chain's own peak for a moment, not the sum of its values.
+  // holds the chain's own peak for a moment, not the sum of its values. A
+  // clone's transient outputs (scratch, workspace) live only while it runs.
+  const int count = static_cast<int>(fresh.size());
   absl::flat_hash_map<const HloInstruction*, int> index;
-  for (int i = 0; i < static_cast<int>(clones.size()); ++i) index[clones[i]] = i;
-  std::vector<int> last_reader(clones.size(), -1);
-  for (int i = 0; i < static_cast<int>(clones.size()); ++i) {
-    for (const HloInstruction* operand : clones[i]->operands()) {
+  for (int i = 0; i < count; ++i) index[values_[fresh[i]].instruction] = i;
+  std::vector<int> last_reader(count, -1);
+  for (int i = 0; i < count; ++i) {
+    for (const HloInstruction* operand : values_[fresh[i]].producer->operands()) {
       auto it = index.find(operand);
       if (it != index.end()) last_reader[it->second] = i;
     }
   }
-  auto size_of = [&](int i) {
-    return BufferSize(values_[value_of_[clones[i]]].buffer);
-  };
+  auto size_of = [&](int i) { return BufferSize(values_[fresh[i]].buffer); };
   int64_t live = 0, peak = 0, intermediates = 0;
-  for (int i = 0; i < static_cast<int>(clones.size()); ++i) {
+  for (int i = 0; i < count; ++i) {
     live += size_of(i);
-    peak = std::max(peak, live);
+    peak = std::max(peak, live + values_[fresh[i]].transient);
     for (int j = 0; j < i; ++j) {
       if (last_reader[j] == i) live -= size_of(j);
     }
   }
   // Before the chain's peak the instruction at u has not yet allocated its
   // own outputs; after it, only the chain's last value is left.
-  const int root = static_cast<int>(clones.size()) - 1;
+  const int root = count - 1;
   for (int i = 0; i < root; ++i) intermediates += size_of(i);
   AddMemory(u, u,
             std::max<int64_t>(0, peak - defined_bytes_[u] - size_of(root)) -
@@ -1042,13 +1164,23 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
   TF_RETURN_IF_ERROR(RemoveInstructions(removed_));
   // A producer whose every use moved to a clone dies, with the bitcasts of
   // it that nobody reads any more.
+  const HloInstruction* root = computation_->root_instruction();
   absl::flat_hash_set<const HloInstruction*> dead;
   for (const Value& v : values_) {
-    if (!v.dead || removed_.contains(v.instruction) ||
-        v.instruction == computation_->root_instruction()) {
+    if (!v.dead || removed_.contains(v.instruction) || v.instruction == root) {
       continue;
     }
     std::vector<const HloInstruction*> group = {v.instruction};
+    if (v.tuple_index >= 0) {
+      // Every get-tuple-element of the element.
+      group.clear();
+      for (const HloInstruction* user : v.producer->users()) {
+        if (user->opcode() == HloOpcode::kGetTupleElement &&
+            user->tuple_index() == v.tuple_index && user != root) {
+          group.push_back(user);
+        }
+      }
+    }
     bool unused = true;
     for (size_t i = 0; i < group.size() && unused; ++i) {
       for (const HloInstruction* user : group[i]->users()) {
@@ -1061,6 +1193,27 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
       }
     }
     if (unused) dead.insert(group.begin(), group.end());
+  }
+  // A multi-output producer goes once none of its outputs is read.
+  for (const Value& v : values_) {
+    if (v.tuple_index < 0 || !v.dead || removed_.contains(v.producer) ||
+        dead.contains(v.producer) || v.producer == root) {
+      continue;
+    }
+    std::vector<const HloInstruction*> unread;
+    bool unused = true;
+    for (const HloInstruction* user : v.producer->users()) {
+      if (dead.contains(user)) continue;
+      if (user->opcode() == HloOpcode::kGetTupleElement &&
+          user->user_count() == 0 && user != root) {
+        unread.push_back(user);
+        continue;
+      }
+      unused = false;
+    }
+    if (!unused) continue;
+    dead.insert(unread.begin(), unread.end());
+    dead.insert(v.producer);
   }
   HloInstructionSequence sequence;
   absl::flat_hash_set<const HloInstruction*> placed;

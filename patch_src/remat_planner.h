@@ -60,15 +60,12 @@ struct PlannerResult {
   std::vector<RematDecision> decisions;
 };
 
-// `costs` must have been run on the module before the call.
+// `costs` must have been run on the module before the call
+// (cost_model.h: library calls counted).
 absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                                               const PlannerConfig& config,
                                               const SizeFunction& size_fn,
                                               const HloCostAnalysis& costs);
-
-// Recompute cost of an instruction in element operations.
-double RecomputeCost(const HloCostAnalysis& costs,
-                     const HloInstruction& instruction);
 
 }  // namespace remat
 }  // namespace xla
