@@ -1,0 +1,146 @@
+#include "xla/service/remat/memory_floor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "xla/hlo/analysis/alias_info.h"
+#include "xla/hlo/analysis/hlo_alias_analysis.h"
+#include "xla/hlo/analysis/hlo_dataflow_analysis.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_opcode.h"
+#include "xla/service/hlo_buffer.h"
+#include "xla/service/hlo_value.h"
+#include "xla/tsl/platform/statusor.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+using BufferId = HloBuffer::Id;
+
+// What one instruction keeps live at its own time: the buffers it uses and
+// the buffers at its output positions, and the values it defines and uses
+// (to find the operand buffers its results may reuse).
+struct InstructionFootprint {
+  absl::flat_hash_set<BufferId> buffers;
+  std::vector<const HloValue*> defined;
+  std::vector<const HloValue*> used;
+};
+
+}  // namespace
+
+absl::StatusOr<MemoryFloor> ComputeMemoryFloor(const HloModule& module,
+                                               const SizeFunction& size_fn,
+                                               const AliasInfo* alias_info) {
+  AliasInfo default_alias_info;
+  if (alias_info == nullptr) alias_info = &default_alias_info;
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
+                      HloAliasAnalysis::Run(&module, alias_info));
+  const HloDataflowAnalysis& dataflow = alias_analysis->dataflow_analysis();
+  const HloComputation* entry = module.entry_computation();
+
+  // A buffer is as large as its largest value. The HeapSimulator gives
+  // constants no memory, so a buffer holding one counts nothing here either:
+  // the floor must stay below the referee.
+  absl::flat_hash_map<BufferId, int64_t> buffer_bytes;
+  absl::flat_hash_set<BufferId> parameters, live_out, with_constant;
+  absl::flat_hash_map<const HloInstruction*, InstructionFootprint> footprint;
+  for (const HloValue* value : dataflow.values()) {
+    const BufferId id = alias_analysis->GetBufferContainingValue(*value).id();
+    int64_t& bytes = buffer_bytes[id];
+    bytes = std::max(bytes, size_fn(value->shape()));
+    if (value->defining_instruction()->opcode() == HloOpcode::kConstant) {
+      with_constant.insert(id);
+    }
+    for (const HloPosition& position : value->positions()) {
+      footprint[position.instruction].buffers.insert(id);
+      if (position.instruction->parent() != entry) continue;
+      if (position.instruction->opcode() == HloOpcode::kParameter) {
+        parameters.insert(id);
+      }
+      if (position.instruction == entry->root_instruction()) {
+        live_out.insert(id);
+      }
+    }
+    footprint[value->defining_instruction()].defined.push_back(value);
+    for (const HloUse& use : value->GetUses()) {
+      InstructionFootprint& user = footprint[use.instruction];
+      user.buffers.insert(id);
+      user.used.push_back(value);
+    }
+  }
+  for (BufferId id : with_constant) buffer_bytes[id] = 0;
+
+  MemoryFloor floor;
+  for (BufferId id : parameters) floor.parameter_bytes += buffer_bytes[id];
+  auto beyond_parameters = [&](const absl::flat_hash_set<BufferId>& ids) {
+    int64_t bytes = 0;
+    for (BufferId id : ids) {
+      if (!parameters.contains(id)) bytes += buffer_bytes[id];
+    }
+    return bytes;
+  };
+  floor.bytes = floor.parameter_bytes + beyond_parameters(live_out);
+  floor.at = "live-out";
+
+  // A value alone in its buffer may take over the buffer of an operand value
+  // that dies here (the HeapSimulator's operand reuse): the two count once.
+  // Parameters and outputs never die, so they are never taken over.
+  auto alone = [&](const HloValue* value) {
+    return alias_analysis->GetBufferContainingValue(*value).values().size() ==
+           1;
+  };
+  auto reusable_bytes = [&](const HloInstruction* instruction,
+                            const InstructionFootprint& fp) {
+    int64_t saved = 0;
+    absl::flat_hash_set<const HloValue*> taken;
+    for (const HloValue* result : fp.defined) {
+      if (!alone(result) || instruction->opcode() == HloOpcode::kCopy) continue;
+      for (const HloValue* operand : fp.used) {
+        const BufferId id =
+            alias_analysis->GetBufferContainingValue(*operand).id();
+        if (taken.contains(operand) || !alone(operand) ||
+            parameters.contains(id) || live_out.contains(id) ||
+            operand == result ||
+            !instruction->IsUserOf(operand->defining_instruction()) ||
+            !dataflow.CanShareOperandBufferWithUser(
+                operand->defining_instruction(), operand->defining_index(),
+                result->defining_instruction(), result->defining_index(),
+                alias_info)) {
+          continue;
+        }
+        taken.insert(operand);
+        saved += std::min(
+            buffer_bytes[id],
+            buffer_bytes[alias_analysis->GetBufferContainingValue(*result)
+                             .id()]);
+        break;
+      }
+    }
+    return saved;
+  };
+  for (const auto& [instruction, fp] : footprint) {
+    // Values inside fusions get no buffers of their own; and asking whether
+    // a nested fusion (a Triton GEMM's block fusion, whose root may be a
+    // parameter) can share buffers crashes XLA's own query.
+    if (instruction->parent()->IsFusionComputation()) continue;
+    const int64_t bytes = floor.parameter_bytes + beyond_parameters(fp.buffers) -
+                          reusable_bytes(instruction, fp);
+    if (bytes > floor.bytes ||
+        (bytes == floor.bytes && floor.at != "live-out" &&
+         instruction->name() < floor.at)) {
+      floor.bytes = bytes;
+      floor.at = instruction->name();
+    }
+  }
+  return floor;
+}
+
+}  // namespace remat
+}  // namespace xla
