@@ -1,0 +1,210 @@
+"""Loop stacks of one invariant value (patch_src/invariant_stacks.cc): the
+backward loop reads the value instead of a per-step copy of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from remat_harness.engine import run_hlo_remat
+
+# A forward loop pushes the same value v at every step onto a 64-row stack;
+# the backward loop pops every row and sums: out = 64 * sin(w). Counters start
+# from copies of the constant, as copy insertion leaves them.
+STACK = """
+HloModule invariant_stack, is_scheduled=true
+
+fwd_cond {
+  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+fwd_body {
+  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  stack = f32[64,128,256] get-tuple-element(p), index=1
+  v = f32[128,256] get-tuple-element(p), index=2
+  row = f32[1,128,256] reshape(v)
+  zero = s32[] constant(0)
+  pushed = f32[64,128,256] dynamic-update-slice(stack, row, i, zero, zero)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, pushed, v)
+}
+
+bwd_cond {
+  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(j, n), direction=LT
+}
+
+bwd_body {
+  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  stack = f32[64,128,256] get-tuple-element(p), index=1
+  acc = f32[128,256] get-tuple-element(p), index=2
+  last = s32[] constant(63)
+  r = s32[] subtract(last, j)
+  zero = s32[] constant(0)
+  slice = f32[1,128,256] dynamic-slice(stack, r, zero, zero), dynamic_slice_sizes={1,128,256}
+  read = f32[128,256] reshape(slice)
+  sum = f32[128,256] add(acc, read)
+  one = s32[] constant(1)
+  next = s32[] add(j, one)
+  ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, stack, sum)
+}
+
+ENTRY main {
+  w = f32[128,256] parameter(0)
+  v = f32[128,256] sine(w)
+  zero = s32[] constant(0)
+  fz = f32[] constant(0)
+  empty = f32[64,128,256] broadcast(fz), dimensions={}
+  i0 = s32[] copy(zero)
+  init = (s32[], f32[64,128,256], f32[128,256]) tuple(i0, empty, v)
+  fwd = (s32[], f32[64,128,256], f32[128,256]) while(init), condition=fwd_cond, body=fwd_body
+  stack = f32[64,128,256] get-tuple-element(fwd), index=1
+  acc0 = f32[128,256] broadcast(fz), dimensions={}
+  j0 = s32[] copy(zero)
+  binit = (s32[], f32[64,128,256], f32[128,256]) tuple(j0, stack, acc0)
+  bwd = (s32[], f32[64,128,256], f32[128,256]) while(binit), condition=bwd_cond, body=bwd_body
+  ROOT out = f32[128,256] get-tuple-element(bwd), index=2
+}
+"""
+
+# What STACK computes, written plainly: the reference for its numerics.
+REFERENCE = """
+HloModule ref
+
+body {
+  p = (s32[], f32[128,256], f32[128,256]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  acc = f32[128,256] get-tuple-element(p), index=1
+  v = f32[128,256] get-tuple-element(p), index=2
+  sum = f32[128,256] add(acc, v)
+  one = s32[] constant(1)
+  next = s32[] add(j, one)
+  ROOT t = (s32[], f32[128,256], f32[128,256]) tuple(next, sum, v)
+}
+
+cond {
+  p = (s32[], f32[128,256], f32[128,256]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(j, n), direction=LT
+}
+
+ENTRY main {
+  w = f32[128,256] parameter(0)
+  v = f32[128,256] sine(w)
+  zero = s32[] constant(0)
+  fz = f32[] constant(0)
+  acc0 = f32[128,256] broadcast(fz), dimensions={}
+  init = (s32[], f32[128,256], f32[128,256]) tuple(zero, acc0, v)
+  l = (s32[], f32[128,256], f32[128,256]) while(init), condition=cond, body=body
+  ROOT out = f32[128,256] get-tuple-element(l), index=1
+}
+"""
+
+STACK_SHAPE = "f32[64,128,256]"
+
+
+def run(engine_input: str, tmp_path: Path, *flags: str, reference: str | None = None):
+    src = tmp_path / "in.hlo"
+    src.write_text(engine_input)
+    extra = list(flags)
+    if reference is not None:
+        (tmp_path / "ref.hlo").write_text(reference)
+        extra += ["--numerics-reference", str(tmp_path / "ref.hlo")]
+    out = tmp_path / "out.hlo"
+    done = run_hlo_remat(src, extra, tmp_path / "r.json", output=out)
+    assert done.returncode == 0, done.stderr
+    return done.report, out.read_text()
+
+
+@pytest.mark.parametrize("algorithm", ["standard", "standardcompress", "path"])
+def test_a_stack_of_one_invariant_value_is_read_as_the_value(tmp_path, algorithm):
+    report, out = run(
+        STACK,
+        tmp_path,
+        "--xla_rematerialization_mem_limit=1M",
+        f"--xla_rematerialization_algorithm={algorithm}",
+        reference=REFERENCE,
+    )
+    assert report["invariant_stacks_removed"] == 1
+    assert report["invariant_stack_bytes"] == 64 * 128 * 256 * 4
+    assert STACK_SHAPE not in out
+    assert report["heap_sim_after_bytes"] < report["heap_sim_before_bytes"] / 10
+    assert report["numerics"] == "equal", report["note"]
+
+
+@pytest.mark.parametrize("algorithm", ["xla", "compress"])
+def test_algorithms_that_do_not_recompute_keep_the_stack(tmp_path, algorithm):
+    report, out = run(
+        STACK,
+        tmp_path,
+        "--xla_rematerialization_mem_limit=1M",
+        f"--xla_rematerialization_algorithm={algorithm}",
+    )
+    assert report["invariant_stacks_removed"] == 0 and STACK_SHAPE in out
+
+
+def test_nothing_is_rewritten_when_the_budget_already_holds(tmp_path):
+    report, out = run(STACK, tmp_path, "--xla_rematerialization_mem_limit=1G")
+    assert report["invariant_stacks_removed"] == 0 and STACK_SHAPE in out
+
+
+@pytest.mark.parametrize(
+    ("why", "old", "new"),
+    [
+        (
+            "the pushed value changes from step to step",
+            "ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, pushed, v)",
+            "v2 = f32[128,256] multiply(v, v)\n"
+            "  ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, pushed, v2)",
+        ),
+        (
+            "the row is not the loop counter",
+            "pushed = f32[64,128,256] dynamic-update-slice(stack, row, i, zero, zero)",
+            "pushed = f32[64,128,256] dynamic-update-slice(stack, row, zero, zero, zero)",
+        ),
+        (
+            "the loop runs fewer steps than the stack has rows",
+            "n = s32[] constant(64)\n  ROOT lt = pred[] compare(i, n)",
+            "n = s32[] constant(63)\n  ROOT lt = pred[] compare(i, n)",
+        ),
+    ],
+)
+def test_stacks_that_are_not_provably_invariant_stay(tmp_path, why, old, new):
+    assert old in STACK, why
+    report, out = run(STACK.replace(old, new, 1), tmp_path, "--xla_rematerialization_mem_limit=1M")
+    assert report["invariant_stacks_removed"] == 0, why
+    assert STACK_SHAPE in out, why
+
+
+@pytest.mark.slow
+def test_the_lstm_steps_recurrent_kernel_stacks_go(tmp_path):
+    from remat_harness.hlo_dump import ModelSpec, produce_hlo
+
+    step = produce_hlo(ModelSpec.parse("lstm")) / "step.hlo"
+    baseline = run_hlo_remat(step, ["--xla_rematerialization_mem_limit=1000G"], tmp_path / "b.json")
+    peak = int(baseline.report["heap_sim_before_bytes"])
+    done = run_hlo_remat(
+        step,
+        [
+            f"--xla_rematerialization_mem_limit={peak // 2}",
+            "--xla_rematerialization_algorithm=path",
+        ],
+        tmp_path / "r.json",
+        check_numerics=True,
+    )
+    assert done.returncode == 0, done.stderr
+    report = done.report
+    assert report["invariant_stacks_removed"] >= 2
+    assert report["numerics"] == "equal", report["note"]
+    assert report["heap_sim_after_bytes"] <= 0.6 * peak, json.dumps(report)[:400]
