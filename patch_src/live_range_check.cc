@@ -30,8 +30,17 @@ absl::StatusOr<std::string> FindLiveRangeInterference(
                       HloAliasAnalysis::Run(&module, alias_info));
   const SequentialHloOrdering ordering(module.schedule());
   const HloDataflowAnalysis& dataflow = alias_analysis->dataflow_analysis();
+  // Only values of scheduled computations have an order; values inside
+  // fusions live and die within their fusion instruction.
+  auto ordered = [&](const HloValue* value) {
+    return module.schedule().is_computation_scheduled(
+        value->defining_instruction()->parent());
+  };
   for (const HloBuffer& buffer : alias_analysis->buffers()) {
-    const std::vector<const HloValue*>& values = buffer.values();
+    std::vector<const HloValue*> values;
+    for (const HloValue* value : buffer.values()) {
+      if (ordered(value)) values.push_back(value);
+    }
     for (size_t i = 0; i < values.size(); ++i) {
       for (size_t j = i + 1; j < values.size(); ++j) {
         if (ordering.MayInterfere(*values[i], *values[j], dataflow,

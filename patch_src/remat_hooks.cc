@@ -1,6 +1,10 @@
 #include "xla/service/remat/remat_hooks.h"
 
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "absl/algorithm/container.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "xla/service/remat/remat_flags.h"
@@ -26,9 +30,23 @@ absl::Status RunRematIfEnabled(HloModule* module, const SizeFunction& size_fn) {
   return pass.Run(module, /*execution_threads=*/{}).status();
 }
 
-bool MultiOutputFusionDisabled() {
+const std::vector<std::string>& MultiOutputFusionPassNames() {
+  static const auto* names = new std::vector<std::string>{
+      "multi_output_fusion",
+      "triton-softmax-rewriter",
+  };
+  return *names;
+}
+
+void DisableMultiOutputFusionPasses(HloModuleConfig& config) {
   const RematOptions options = CurrentRematOptions();
-  return options.enabled && options.disable_cuda_fusions;
+  if (!options.enabled || !options.disable_cuda_fusions) return;
+  DebugOptions& debug_options = config.mutable_debug_options();
+  for (const std::string& name : MultiOutputFusionPassNames()) {
+    if (!absl::c_linear_search(debug_options.xla_disable_hlo_passes(), name)) {
+      debug_options.add_xla_disable_hlo_passes(name);
+    }
+  }
 }
 
 }  // namespace remat

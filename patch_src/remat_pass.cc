@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,9 +20,12 @@
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
 #include "xla/service/remat/compact_layout.h"
+#include "xla/service/remat/invariant_stacks.h"
+#include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/live_range_check.h"
 #include "xla/service/remat/remat_dump.h"
 #include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/memory_floor.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_schedule.h"
 #include "xla/service/remat/xla_baseline.h"
@@ -32,20 +36,6 @@
 namespace xla {
 namespace remat {
 namespace {
-
-// FLOPs and transcendentals, plus one operation per element copied: the
-// copies `compress` adds cost time though HloCostAnalysis counts no FLOPs.
-double ModuleFlops(const HloModule& module, const HloCostAnalysis& costs) {
-  double copied = 0;
-  for (const HloInstruction* instruction :
-       module.entry_computation()->instructions()) {
-    if (instruction->opcode() == HloOpcode::kCopy &&
-        instruction->shape().IsArray()) {
-      copied += static_cast<double>(ShapeUtil::ElementsIn(instruction->shape()));
-    }
-  }
-  return costs.flop_count() + costs.transcendental_count() + copied;
-}
 
 int64_t CountInstructions(const HloModule& module) {
   int64_t n = 0;
@@ -148,13 +138,19 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                          DumpPath(options.dump_dir, report.module,
                                   "before_remat.dot"));
   };
+  // The floor is a measurement, not part of the pass: outside its time.
+  TF_ASSIGN_OR_RETURN(MemoryFloor floor,
+                      ComputeMemoryFloor(*module, size_fn, alias_info));
+  report.floor_bytes = floor.bytes;
+  report.floor_at = floor.at;
   const auto start = std::chrono::steady_clock::now();
   const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
   // Re-scheduling keeps the instructions, so these costs serve the planner.
-  HloCostAnalysis costs(size_fn);
-  TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs));
-  report.flops_before = ModuleFlops(*module, costs);
+  // Library calls (cuDNN, cuBLAS) counted: the same FLOPs on GPU as on CPU.
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs,
+                      AnalyzeCosts(*module, size_fn));
+  report.flops_before = ModuleFlops(*module, *costs);
   if (had_schedule) {
     TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
     report.peak_before_bytes = before.peak_bytes;
@@ -170,9 +166,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       report.peak_after_bytes = after.peak_bytes;
       TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
                           HeapSimulatorPeak(*module, size_fn, alias_info));
-      HloCostAnalysis costs_after(size_fn);
-      TF_RETURN_IF_ERROR(module->entry_computation()->Accept(&costs_after));
-      report.flops_after = ModuleFlops(*module, costs_after);
+      TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs_after,
+                          AnalyzeCosts(*module, size_fn));
+      report.flops_after = ModuleFlops(*module, *costs_after);
     } else {
       report.peak_after_bytes = report.peak_before_bytes;
       report.heap_sim_after_bytes = report.heap_sim_before_bytes;
@@ -251,6 +247,27 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     TF_RETURN_IF_ERROR(dump_before());
   }
 
+  // Loop stacks that hold one invariant value at every step: read the value
+  // instead of storing copies of it (exact, no compute), for the algorithms
+  // that trade storage for recomputation; `compress` only changes layouts and
+  // XLA's own pass, the baseline, does neither. The planner starts from the
+  // rewritten module: "scheduled" figures are taken again.
+  if (options.algorithm != RematAlgorithm::kXla &&
+      PlannerConfigFor(options).recompute) {
+    TF_ASSIGN_OR_RETURN(InvariantStacksResult stacks,
+                        RemoveInvariantStacks(module, size_fn));
+    report.invariant_stacks_removed = stacks.stacks_removed;
+    report.invariant_stack_bytes = stacks.bytes_removed;
+    if (stacks.stacks_removed > 0) {
+      TF_ASSIGN_OR_RETURN(report.heap_sim_scheduled_bytes,
+                          HeapSimulatorPeak(*module, size_fn, alias_info));
+      TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
+                          TrackModuleMemory(*module, size_fn));
+      report.peak_scheduled_bytes = rewritten.peak_bytes;
+      TF_ASSIGN_OR_RETURN(costs, AnalyzeCosts(*module, size_fn));
+    }
+  }
+
   if (options.algorithm == RematAlgorithm::kXla) {
     const int64_t added_before = CountInstructions(*module);
     TF_ASSIGN_OR_RETURN(
@@ -265,7 +282,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   } else {
     TF_ASSIGN_OR_RETURN(
         PlannerResult result,
-        RunRematPlanner(module, PlannerConfigFor(options), size_fn, costs));
+        RunRematPlanner(module, PlannerConfigFor(options), size_fn, *costs));
     report.instructions_added = result.instructions_added;
     report.recomputed = result.recomputed;
     report.compressed = result.compressed;
@@ -304,7 +321,8 @@ absl::StatusOr<bool> RematerializationPass::RunImpl(
   VLOG(1) << report_.ToJson();
   const bool rescheduled = report_.scheduler_chosen != "unchanged" &&
                            !absl::StartsWith(report_.scheduler_chosen, "given");
-  return report_.instructions_added > 0 || rescheduled;
+  return report_.instructions_added > 0 || rescheduled ||
+         report_.invariant_stacks_removed > 0;
 }
 
 }  // namespace remat

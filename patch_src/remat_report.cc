@@ -63,6 +63,8 @@ std::string RematReport::ToJson() const {
   field("heap_sim_before_bytes", absl::StrCat(heap_sim_before_bytes));
   field("heap_sim_scheduled_bytes", absl::StrCat(heap_sim_scheduled_bytes));
   field("heap_sim_after_bytes", absl::StrCat(heap_sim_after_bytes));
+  field("floor_bytes", absl::StrCat(floor_bytes));
+  field("floor_at", Quote(floor_at));
   field("budget_met", budget_met ? "true" : "false");
   field("instructions_before", absl::StrCat(instructions_before));
   field("instructions_after", absl::StrCat(instructions_after));
@@ -71,11 +73,26 @@ std::string RematReport::ToJson() const {
   field("compressed", absl::StrCat(compressed));
   field("undone", absl::StrCat(undone));
   field("pinned", absl::StrCat(pinned));
+  field("invariant_stacks_removed", absl::StrCat(invariant_stacks_removed));
+  field("invariant_stack_bytes", absl::StrCat(invariant_stack_bytes));
   field("flops_before", Number(flops_before));
   field("flops_after", Number(flops_after));
   field("pass_seconds", Number(pass_seconds));
   field("numerics", Quote(numerics));
+  field("step_time_before_s", Number(step_time_before_s));
+  field("step_time_after_s", Number(step_time_after_s));
+  field("step_time_ratio", Number(step_time_ratio));
   field("note", Quote(note));
+  field("platform", Quote(platform));
+  if (platform == "gpu") {
+    field("gpu_target", Quote(gpu_target));
+    field("buffer_assignment_before_bytes",
+          absl::StrCat(buffer_assignment_before_bytes));
+    field("buffer_assignment_after_bytes",
+          absl::StrCat(buffer_assignment_after_bytes));
+    field("multi_output_fusions", absl::StrCat(multi_output_fusions));
+    for (const auto& [key, value] : gpu_fields) field(key, value);
+  }
   out += "  \"decisions\": [";
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];

@@ -3,7 +3,9 @@
 #define XLA_SERVICE_REMAT_REMAT_REPORT_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xla/service/remat/remat_decision.h"
@@ -23,6 +25,10 @@ struct RematReport {
   int64_t heap_sim_before_bytes = 0;
   int64_t heap_sim_scheduled_bytes = 0;
   int64_t heap_sim_after_bytes = 0;
+  // Lower bound no schedule or recomputation can beat (memory_floor.h),
+  // and the instruction that sets it.
+  int64_t floor_bytes = 0;
+  std::string floor_at;
   bool budget_met = false;
   int64_t instructions_before = 0;
   int64_t instructions_after = 0;
@@ -31,11 +37,29 @@ struct RematReport {
   int64_t compressed = 0;
   int64_t undone = 0;
   int64_t pinned = 0;
+  // Loop stacks of one invariant value, read instead (invariant_stacks.h).
+  int64_t invariant_stacks_removed = 0;
+  int64_t invariant_stack_bytes = 0;
   double flops_before = 0;
   double flops_after = 0;
   double pass_seconds = 0;
   std::string numerics = "skipped";  // "equal", "differ" or "skipped"
+  // Median XLA:CPU step time of the module before and after (hlo-remat
+  // --time N); NaN, written as null, when not measured.
+  double step_time_before_s = std::numeric_limits<double>::quiet_NaN();
+  double step_time_after_s = std::numeric_limits<double>::quiet_NaN();
+  double step_time_ratio = std::numeric_limits<double>::quiet_NaN();
   std::string note;
+  // "cpu", or "gpu" for hlo-remat --platform gpu, which also fills the fields
+  // below: buffer-assignment totals of the GPU pipeline without and with the
+  // pass, and tuple-shaped fusions left in the final module.
+  std::string platform = "cpu";
+  std::string gpu_target;
+  int64_t buffer_assignment_before_bytes = 0;
+  int64_t buffer_assignment_after_bytes = 0;
+  int64_t multi_output_fusions = 0;
+  // Further GPU figures, written as given: key -> JSON value.
+  std::vector<std::pair<std::string, std::string>> gpu_fields;
   std::vector<RematDecision> decisions;
 
   std::string ToJson() const;

@@ -60,6 +60,19 @@ def test_hunks_are_well_formed_and_small():
     )
 
 
+def test_unit_tests_become_xla_cc_tests_and_stay_out_of_the_libraries():
+    build = make_patch.build_file()
+    tests = sorted(p.name for p in (REPO / "patch_src").glob("*_test.cc"))
+    assert tests
+    assert 'load("//xla:xla.default.bzl", "xla_cc_test")' in build
+    for source in tests:
+        stem = Path(source).stem
+        assert f'xla_cc_test(\n    name = "{stem}",\n    srcs = ["{source}"],' in build
+    for block in build.split("\ncc_library(")[1:]:
+        assert "_test.cc" not in block.split("xla_cc_test(")[0]
+    assert "@com_google_googletest//:gtest_main" in build
+
+
 def test_every_new_file_compiles_out_of_tree():
     # The engine build compiles every patch_src/*.cc into the static library
     # hlo-remat links against; the object files prove each one compiled.
