@@ -1,7 +1,8 @@
 // hlo-remat: runs the rematerialization pass on an HLO text file.
 //
 //   hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] [--dump-dir DIR]
-//             [--check-numerics] [--xla_rematerialization_...=...]
+//             [--check-numerics] [--time N] [--xla_rematerialization_...=...]
+//   hlo-remat --version   (the build fingerprint sweeps record)
 //
 // Flags are also read from XLA_FLAGS; the command line wins. Exit codes: 0
 // success (whether the budget was met or not: the report says), 2 bad flags
@@ -13,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,7 +23,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "gpu_cli.h"
+#include "hlo_remat_build.h"
 #include "numerics_check.h"
+#include "step_time.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
@@ -34,8 +39,11 @@ namespace {
 constexpr char kUsage[] =
     "usage: hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] "
     "[--dump-dir DIR] [--size-function plain|tiled|tiled:RxC] "
-    "[--check-numerics [--numerics-reference REF.hlo]] "
+    "[--check-numerics [--numerics-reference REF.hlo]] [--time N] "
     "[--after-copy-insertion] "
+    "[--platform cpu|gpu [--gpu-target NAME | --gpu-target-file F] "
+    "[--baseline-out F] [--wheel-reference-out F] "
+    "[--gpu-disable-passes A,B]] "
     "[--xla_rematerialization_*=...]\n"
     "flags: ";
 
@@ -50,7 +58,13 @@ struct CliArgs {
   bool after_copy_insertion = false;
   // Compare against this module instead of the input (tests the checker).
   std::string numerics_reference;
+  // Runs per module for the step time (--time N); empty: not timed.
+  std::string time_runs;
   std::vector<std::string> remat_flags;
+  // --platform gpu: the input is pre-optimization HLO, compiled for a GPU
+  // without one (gpu_cli.h).
+  std::string platform = "cpu";
+  hlo_remat::GpuCliArgs gpu;
 };
 
 int Fail(int code, const std::string& message) {
@@ -68,6 +82,13 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
       {"--dump-dir", &args.dump_dir},
       {"--size-function", &args.size_function},
       {"--numerics-reference", &args.numerics_reference},
+      {"--time", &args.time_runs},
+      {"--platform", &args.platform},
+      {"--gpu-target", &args.gpu.target},
+      {"--gpu-target-file", &args.gpu.target_file},
+      {"--baseline-out", &args.gpu.baseline_out},
+      {"--wheel-reference-out", &args.gpu.wheel_reference_out},
+      {"--gpu-disable-passes", &args.gpu.disable_passes},
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -98,6 +119,26 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
   }
   if (args.input.empty()) {
     return absl::InvalidArgumentError("no input HLO file given");
+  }
+  if (args.platform != "cpu" && args.platform != "gpu") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--platform=", args.platform, " is not valid; valid: cpu, gpu"));
+  }
+  const bool gpu_options = !args.gpu.target.empty() ||
+                           !args.gpu.target_file.empty() ||
+                           !args.gpu.baseline_out.empty() ||
+                           !args.gpu.wheel_reference_out.empty() ||
+                           !args.gpu.disable_passes.empty();
+  if (args.platform == "cpu" && gpu_options) {
+    return absl::InvalidArgumentError(
+        "--gpu-target, --gpu-target-file, --baseline-out, "
+        "--wheel-reference-out and --gpu-disable-passes need --platform gpu");
+  }
+  if (args.platform == "gpu" &&
+      (args.check_numerics || !args.time_runs.empty())) {
+    // Both run modules on XLA:CPU; a GPU-compiled module does not run there.
+    return absl::InvalidArgumentError(
+        "--check-numerics and --time are not available with --platform gpu");
   }
   return args;
 }
@@ -147,6 +188,11 @@ absl::StatusOr<std::unique_ptr<xla::HloModule>> ReadModule(
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--version") {
+    // The sweep records this, and refuses to mix results of two builds.
+    std::cout << "hlo-remat " << HLO_REMAT_BUILD_FINGERPRINT << "\n";
+    return 0;
+  }
   if (argc >= 2 && (std::string(argv[1]) == "--help" ||
                     std::string(argv[1]) == "-h")) {
     std::cout << kUsage
@@ -177,6 +223,12 @@ int main(int argc, char** argv) {
     options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
   }
 
+  int time_runs = 0;
+  if (!args->time_runs.empty()) {
+    absl::StatusOr<int> runs = hlo_remat::ParseRunCount(args->time_runs);
+    if (!runs.ok()) return Fail(2, std::string(runs.status().message()));
+    time_runs = *runs;
+  }
   absl::StatusOr<xla::remat::SizeFunction> size_fn =
       xla::remat::ParseSizeFunction(args->size_function);
   if (!size_fn.ok()) return Fail(2, std::string(size_fn.status().message()));
@@ -192,12 +244,18 @@ int main(int argc, char** argv) {
       return Fail(2, std::string(reference.status().message()));
     }
     original = std::move(*reference);
-  } else if (args->check_numerics) {
+  } else if (args->check_numerics || !args->time_runs.empty()) {
     original = (*module)->Clone("");
   }
 
-  absl::StatusOr<xla::remat::RematReport> report = xla::remat::RunRemat(
-      module->get(), options, *size_fn);
+  absl::StatusOr<xla::remat::RematReport> report;
+  if (args->platform == "gpu") {
+    // The GPU path writes its own outputs: its module is the compiled one.
+    args->gpu.output = std::exchange(args->output, "");
+    report = hlo_remat::RunGpuPath(std::move(*module), options, args->gpu);
+  } else {
+    report = xla::remat::RunRemat(module->get(), options, *size_fn);
+  }
   if (!report.ok()) {
     const bool user_error = absl::IsUnimplemented(report.status()) ||
                             absl::IsFailedPrecondition(report.status()) ||
@@ -218,6 +276,19 @@ int main(int argc, char** argv) {
         report->note = absl::StrCat(report->note, "; numerics: ",
                                     numerics->detail);
       }
+    }
+  }
+  if (time_runs > 0) {
+    absl::StatusOr<hlo_remat::StepTimes> times =
+        hlo_remat::MeasureStepTimes(*original, **module, time_runs);
+    if (!times.ok()) {
+      report->note = absl::StrCat(report->note, report->note.empty() ? "" : "; ",
+                                  "step time not measured: ",
+                                  times.status().message());
+    } else {
+      report->step_time_before_s = times->before_s;
+      report->step_time_after_s = times->after_s;
+      report->step_time_ratio = times->after_s / times->before_s;
     }
   }
   if (!args->output.empty() &&

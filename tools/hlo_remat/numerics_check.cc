@@ -5,132 +5,37 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "xla/hlo/builder/xla_computation.h"
-#include "xla/literal.h"
-#include "xla/client/client_library.h"
+#include "cpu_runner.h"
 #include "xla/client/local_client.h"
-#include "xla/service/platform_util.h"
-#include "xla/service/shaped_buffer.h"
+#include "xla/literal.h"
 #include "xla/shape_util.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
 namespace hlo_remat {
-namespace {
-
-// Values in a small range: labels and indices stay valid-ish, floats finite.
-void FillRandom(xla::Literal& literal, std::mt19937& rng) {
-  xla::ShapeUtil::ForEachSubshape(
-      literal.shape(), [&](const xla::Shape& shape, const xla::ShapeIndex& index) {
-        if (!shape.IsArray()) return;
-        const int64_t n = xla::ShapeUtil::ElementsIn(shape);
-        void* data = literal.untyped_data(index);
-        switch (shape.element_type()) {
-          case xla::F32: {
-            std::uniform_real_distribution<float> d(-1, 1);
-            float* p = static_cast<float*>(data);
-            for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
-            break;
-          }
-          case xla::F64: {
-            std::uniform_real_distribution<double> d(-1, 1);
-            double* p = static_cast<double*>(data);
-            for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
-            break;
-          }
-          case xla::S32: {
-            std::uniform_int_distribution<int32_t> d(0, 9);
-            int32_t* p = static_cast<int32_t*>(data);
-            for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
-            break;
-          }
-          case xla::S64: {
-            std::uniform_int_distribution<int64_t> d(0, 9);
-            int64_t* p = static_cast<int64_t*>(data);
-            for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
-            break;
-          }
-          case xla::PRED: {
-            std::uniform_int_distribution<int> d(0, 1);
-            bool* p = static_cast<bool*>(data);
-            for (int64_t i = 0; i < n; ++i) p[i] = d(rng) == 1;
-            break;
-          }
-          default: {
-            // Other types: small random bytes in the low bits of each byte.
-            std::uniform_int_distribution<int> d(0, 3);
-            uint8_t* p = static_cast<uint8_t*>(data);
-            const int64_t bytes = literal.size_bytes(index);
-            for (int64_t i = 0; i < bytes; ++i) p[i] = d(rng);
-            break;
-          }
-        }
-      });
-}
-
-absl::StatusOr<std::vector<std::shared_ptr<xla::Literal>>> Execute(
-    xla::LocalClient& client, const xla::HloModule& module,
-    const std::vector<xla::Literal>& arguments) {
-  xla::XlaComputation computation(module.ToProto());
-  xla::ExecutableBuildOptions build_options;
-  // Keep the module exactly as given: its schedule and its clones.
-  build_options.set_run_backend_only(true);
-  std::vector<const xla::Shape*> argument_layouts;
-  for (const xla::Literal& argument : arguments) {
-    argument_layouts.push_back(&argument.shape());
-  }
-  TF_ASSIGN_OR_RETURN(
-      std::vector<std::unique_ptr<xla::LocalExecutable>> executables,
-      client.Compile(computation, argument_layouts, build_options));
-  std::vector<xla::ScopedShapedBuffer> buffers;
-  std::vector<const xla::ShapedBuffer*> handles;
-  buffers.reserve(arguments.size());
-  for (const xla::Literal& argument : arguments) {
-    TF_ASSIGN_OR_RETURN(xla::ScopedShapedBuffer buffer,
-                        client.LiteralToShapedBuffer(argument, 0));
-    buffers.push_back(std::move(buffer));
-  }
-  for (const xla::ScopedShapedBuffer& buffer : buffers) {
-    handles.push_back(&buffer);
-  }
-  xla::ExecutableRunOptions run_options;
-  run_options.set_allocator(client.backend().memory_allocator());
-  run_options.set_intra_op_thread_pool(
-      client.backend().eigen_intra_op_thread_pool_device());
-  TF_ASSIGN_OR_RETURN(xla::ScopedShapedBuffer result,
-                      executables[0]->Run(handles, run_options));
-  TF_ASSIGN_OR_RETURN(xla::Literal literal,
-                      client.ShapedBufferToLiteral(result));
-  std::vector<std::shared_ptr<xla::Literal>> out;
-  out.push_back(std::make_shared<xla::Literal>(std::move(literal)));
-  return out;
-}
-
-}  // namespace
 
 absl::StatusOr<NumericsResult> CompareNumerics(const xla::HloModule& original,
                                                const xla::HloModule& changed,
                                                unsigned seed) {
-  TF_ASSIGN_OR_RETURN(stream_executor::Platform * platform,
-                      xla::PlatformUtil::GetPlatform("Host"));
-  TF_ASSIGN_OR_RETURN(xla::LocalClient * client,
-                      xla::ClientLibrary::GetOrCreateLocalClient(platform));
-  std::mt19937 rng(seed);
-  std::vector<xla::Literal> arguments;
-  const xla::HloComputation* entry = original.entry_computation();
-  for (const xla::HloInstruction* parameter : entry->parameter_instructions()) {
-    xla::Literal literal(parameter->shape());
-    FillRandom(literal, rng);
-    arguments.push_back(std::move(literal));
-  }
-  TF_ASSIGN_OR_RETURN(auto expected, Execute(*client, original, arguments));
-  TF_ASSIGN_OR_RETURN(auto actual, Execute(*client, changed, arguments));
+  TF_ASSIGN_OR_RETURN(xla::LocalClient * client, HostClient());
+  const std::vector<xla::Literal> arguments = RandomArguments(original, seed);
+  auto run = [&](const xla::HloModule& module)
+      -> absl::StatusOr<std::vector<std::shared_ptr<xla::Literal>>> {
+    TF_ASSIGN_OR_RETURN(CompiledModule compiled,
+                        CompiledModule::Compile(*client, module, arguments));
+    TF_ASSIGN_OR_RETURN(xla::Literal literal, compiled.RunToLiteral());
+    std::vector<std::shared_ptr<xla::Literal>> out;
+    out.push_back(std::make_shared<xla::Literal>(std::move(literal)));
+    return out;
+  };
+  TF_ASSIGN_OR_RETURN(auto expected, run(original));
+  TF_ASSIGN_OR_RETURN(auto actual, run(changed));
   NumericsResult result;
   if (expected.size() != actual.size()) {
     result.detail = absl::StrCat("output count ", expected.size(), " vs ",

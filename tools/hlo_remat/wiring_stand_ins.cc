@@ -1,7 +1,7 @@
 // Stand-ins for the upstream translation units remat.patch adds lines to.
 //
-// cpu_compiler.cc, gpu_compiler.cc and fusion_pipeline.cc include LLVM and
-// MLIR headers the tensorflow wheel does not ship, so they cannot be compiled
+// cpu_compiler.cc and gpu_compiler.cc include LLVM and MLIR headers the
+// tensorflow wheel does not ship, so they cannot be compiled
 // here. Each function below makes the patch's added line verbatim, in a scope
 // whose names have the types they have at the upstream call site (v2.21.0),
 // from the real headers. tests/test_patch.py checks that every added C++ line
@@ -16,7 +16,6 @@
 #include "absl/status/status.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/pass/hlo_pass_pipeline.h"
-#include "xla/hlo/transforms/simplifiers/hlo_dce.h"
 #include "xla/service/gpu/alias_info.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/remat/remat_flags.h"
@@ -48,12 +47,10 @@ class GpuCompilerStandIn {
   }
 };
 
-// fusion_pipeline.cc, FusionPipeline: `fusion` is an HloPassPipeline; the
-// added line guards the AddPass<MultiOutputFusion>(...) statement after it
-// (MultiOutputFusion's header needs MLIR; any pass stands for it).
-void FusionPipeline(HloPassPipeline& fusion) {
-  if (!remat::MultiOutputFusionDisabled())
-  fusion.AddPass<HloDCE>();
+// gpu_compiler.cc, GpuCompiler::RunHloPasses(std::unique_ptr<HloModule>
+// module, ...).
+void RunHloPasses(std::unique_ptr<HloModule> module) {
+  remat::DisableMultiOutputFusionPasses(module->mutable_config());
 }
 
 // cpu_compiler.cc, CpuCompiler::CompileCpuExecutable(std::unique_ptr<HloModule>

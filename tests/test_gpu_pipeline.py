@@ -1,0 +1,204 @@
+"""The gpusim tier: modules compiled deviceless for an H100 by the XLA GPU
+compiler of the tensorflow wheel (`hlo-remat --platform gpu`), the pass run
+where the patch's GPU hook runs it. Runs here: no GPU, no CUDA needed.
+
+ResNet-20's input is TensorFlow's pre-optimization HLO of the whole step
+(`*.before_optimizations.txt` in the dump `produce_hlo` caches)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from remat_harness.engine import run_hlo_remat
+from remat_harness.gpu import before_optimizations, predicted_peak
+from remat_harness.hlo_dump import ModelSpec, produce_hlo
+from remat_harness.paths import hlo_remat_binary
+from tests.baselines import check_at_most
+
+pytestmark = pytest.mark.gpusim
+
+TARGET = "h100_sxm"
+ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
+
+# A small CNN step, pre-optimization: one convolution (a cuDNN custom-call on
+# GPU), a ReLU and a GEMM.
+SMALL_MODEL = """
+HloModule small_cnn
+
+ENTRY main {
+  x = f32[8,16,16,8] parameter(0)
+  w = f32[3,3,8,16] parameter(1)
+  conv = f32[8,16,16,16] convolution(x, w), window={size=3x3 pad=1_1x1_1},
+    dim_labels=b01f_01io->b01f
+  zero = f32[] constant(0)
+  zeros = f32[8,16,16,16] broadcast(zero), dimensions={}
+  relu = f32[8,16,16,16] maximum(conv, zeros)
+  flat = f32[8,4096] reshape(relu)
+  w2 = f32[4096,10] parameter(2)
+  logits = f32[8,10] dot(flat, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[8,10], f32[8,16,16,16]) tuple(logits, relu)
+}
+"""
+
+
+def gpu_run(hlo: Path, work: Path, *flags: str, name: str = "run") -> tuple[int, dict | None, str]:
+    """hlo-remat --platform gpu on `hlo`; (returncode, report, stderr)."""
+    run = run_hlo_remat(
+        hlo,
+        ["--platform", "gpu", "--gpu-target", TARGET, *flags],
+        work / f"{name}.json",
+        output=work / f"{name}.hlo",
+        timeout_s=600,
+    )
+    return run.returncode, run.report, run.stderr
+
+
+@pytest.fixture(scope="module")
+def resnet20() -> Path:
+    """TensorFlow's pre-optimization HLO of the ResNet-20 step (batch 64)."""
+    dump = produce_hlo(ModelSpec(20, 1, 64, "jit")) / "dump"
+    found = sorted(dump.glob("*.before_optimizations.txt"), key=lambda p: p.stat().st_size)
+    assert found, f"no *.before_optimizations.txt in {dump}"
+    return found[-1]
+
+
+@pytest.fixture(scope="module")
+def resnet20_baseline(resnet20: Path, tmp_path_factory) -> dict:
+    """The pipeline without a budget: the predicted peak, and the wheel's own
+    compile of the same input beside it."""
+    work = tmp_path_factory.mktemp("resnet20_gpu")
+    rc, report, stderr = gpu_run(
+        resnet20,
+        work,
+        "--baseline-out",
+        str(work / "baseline.hlo"),
+        "--wheel-reference-out",
+        str(work / "wheel.hlo"),
+        name="baseline",
+    )
+    assert rc == 0, stderr[-2000:]
+    assert report is not None
+    report["_work"] = str(work)
+    return report
+
+
+def test_small_model_compiles_deviceless(tmp_path):
+    src = tmp_path / "small.hlo"
+    src.write_text(SMALL_MODEL)
+    rc, report, stderr = gpu_run(src, tmp_path, "--baseline-out", str(tmp_path / "base.hlo"))
+    assert rc == 0, stderr[-2000:]
+    assert report["platform"] == "gpu" and report["gpu_target"] == TARGET
+    text = (tmp_path / "base.hlo").read_text()
+    assert "is_scheduled=true" in text
+    assert "__cudnn$conv" in text, "the convolution became a cuDNN custom-call"
+    assert report["heap_sim_before_bytes"] > 0
+    assert report["buffer_assignment_before_bytes"] >= report["heap_sim_before_bytes"] // 2
+
+
+def test_resnet20_compiles_for_h100(resnet20_baseline):
+    r = resnet20_baseline
+    assert r["platform"] == "gpu" and r["gpu_target"] == TARGET
+    final = r["gpu_baseline"]
+    assert final["fusions"] > 100, final
+    assert final["tuple_custom_calls"] > 0, "cuDNN convolutions are tuple-shaped"
+    # The predicted peak: HeapSimulator, and buffer assignment beside it.
+    assert 50e6 < r["heap_sim_before_bytes"] < 400e6, r["heap_sim_before_bytes"]
+    assert r["buffer_assignment_before_bytes"] >= r["heap_sim_before_bytes"]
+    baseline = Path(r["_work"]) / "baseline.hlo"
+    assert "is_scheduled=true" in baseline.read_text()
+
+
+def test_rebuilt_pipeline_is_faithful(resnet20_baseline):
+    """Without our pass, the rebuilt post-scheduling pipeline gives what the
+    wheel's own GpuCompiler (RunBackend -> RunPostSchedulingPipelines) gives."""
+    r = resnet20_baseline
+    wheel = r["wheel_reference"]
+    assert wheel["counts"] == r["gpu_baseline"], (wheel, r["gpu_baseline"])
+    assert wheel["heap_sim_bytes"] == r["heap_sim_before_bytes"]
+    assert wheel["buffer_assignment_bytes"] == r["buffer_assignment_before_bytes"]
+    assert wheel["text_equal"], "same HLO text (module name and metadata aside)"
+
+
+@pytest.fixture(scope="module")
+def predicted(tmp_path_factory) -> dict[int, tuple[Path, dict]]:
+    """Per ResNet depth: the pre-optimization HLO and the pipeline's report
+    without the pass (the predicted peak), computed once."""
+    found: dict[int, tuple[Path, dict]] = {}
+
+    def get(depth: int) -> tuple[Path, dict]:
+        if depth not in found:
+            spec = ModelSpec(depth, 1, 64, "jit")
+            work = tmp_path_factory.mktemp(f"resnet{depth}_gpu")
+            found[depth] = (before_optimizations(spec), predicted_peak(spec, TARGET, work))
+        return found[depth]
+
+    return get  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("depth", [20, 32])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_half_budget(predicted, depth, algorithm, tmp_path):
+    hlo, base = predicted(depth)
+    budget = base["heap_sim_before_bytes"] // 2
+    rc, r, stderr = gpu_run(
+        hlo,
+        tmp_path,
+        f"--xla_rematerialization_algorithm={algorithm}",
+        f"--xla_rematerialization_mem_limit={budget}",
+    )
+    assert rc == 0, stderr[-2000:]
+    assert r["platform"] == "gpu"
+    # The same pipeline without the pass: the same predicted peak.
+    assert r["heap_sim_before_bytes"] == base["heap_sim_before_bytes"]
+    assert r["heap_sim_after_bytes"] <= r["heap_sim_before_bytes"], r
+    assert r["buffer_assignment_after_bytes"] > 0
+    assert "is_scheduled=true" in (tmp_path / "run.hlo").read_text()
+    if algorithm != "compress":  # nothing compressible under plain bytes
+        assert r["heap_sim_after_bytes"] < r["heap_sim_before_bytes"], r
+    ratio = r["heap_sim_after_bytes"] / r["heap_sim_before_bytes"]
+    check_at_most(
+        ratio,
+        [f"gpusim_{TARGET}", f"resnet{depth}_v1_b64_jit", algorithm, "half_budget_max_ratio"],
+        f"predicted GPU peak ratio at a 50% budget, {algorithm}",
+    )
+
+
+def test_bad_gpu_target_is_a_clear_error(tmp_path):
+    src = tmp_path / "small.hlo"
+    src.write_text(SMALL_MODEL)
+    proc = subprocess.run(
+        [str(hlo_remat_binary()), str(src), "--platform", "gpu", "--gpu-target", "h200_nope"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "--gpu-target" in proc.stderr and "h200_nope" in proc.stderr
+    assert "h100_sxm" in proc.stderr and "a100_sxm_80" in proc.stderr
+
+
+def test_disable_cuda_removes_multi_output_fusions(resnet20, resnet20_baseline, tmp_path):
+    with_fusions = resnet20_baseline["gpu_final"]["multi_output_fusions"]
+    rc, r, stderr = gpu_run(
+        resnet20,
+        tmp_path,
+        "--xla_rematerialization_disable_cuda",
+        f"--xla_rematerialization_mem_limit={1 << 60}",
+    )
+    assert rc == 0, stderr[-2000:]
+    assert r["disabled_passes"], r
+    assert r["multi_output_fusions"] == 0, (
+        f"{r['multi_output_fusions']} multi-output fusions remain with "
+        f"{r['disabled_passes']} disabled (were {with_fusions})"
+    )
+    record = {
+        "with": resnet20_baseline["gpu_final"],
+        "without": r["gpu_final"],
+        "heap_sim_with": resnet20_baseline["heap_sim_before_bytes"],
+        "heap_sim_without": r["heap_sim_before_bytes"],
+    }
+    print(json.dumps(record))

@@ -1,0 +1,112 @@
+// XLA's GPU compiler from the tensorflow wheel, run without a GPU: the HLO
+// passes, the GPU scheduler and the post-scheduling pipeline, with a pass of
+// ours inserted exactly where the patch's GPU hook puts it.
+//
+// The wheel's GpuCompiler::RunPostSchedulingPipelines has no hook, so
+// RunPostScheduling rebuilds it from the wheel's exported passes, in the order
+// of gpu_compiler.cc at openxla 7420bd5453 (the XLA of TF v2.21.0):
+// post-scheduling copy insertion; async-to-sync; HloRematerialization, [our
+// pass], StreamAttributeAnnotator, OptimizationBarrierExpander; FusionWrapper;
+// FusionDispatchPipeline (Ampere and later); SanitizeConstantNames.
+// WheelReference compiles the same module with the wheel's own code end to end,
+// so tests can prove the rebuilt pipeline faithful.
+#ifndef HLO_REMAT_GPU_PIPELINE_H_
+#define HLO_REMAT_GPU_PIPELINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/pass/hlo_pass_interface.h"
+#include "xla/service/compiler.h"
+#include "xla/service/gpu/alias_info.h"
+#include "xla/service/remat/size_function.h"
+#include "xla/stream_executor/device_description.h"
+#include "xla/stream_executor/device_description.pb.h"
+
+namespace hlo_remat {
+
+class MlirContextHolder;
+
+struct ScheduledGpuModule {
+  std::unique_ptr<xla::HloModule> module;
+  // ScheduleGpuModule's memory limit, which the post-scheduling pipeline's
+  // HloRematerialization derives its budget from.
+  int64_t scheduler_mem_limit = 0;
+};
+
+struct BufferAssignmentFigures {
+  int64_t total_bytes = 0;  // all allocations, as XLA's memory-usage report
+  int64_t allocations = 0;
+};
+
+class GpuPipeline {
+ public:
+  // `disabled_passes` go to DebugOptions.xla_disable_hlo_passes (how
+  // --xla_rematerialization_disable_cuda is emulated out of tree).
+  static absl::StatusOr<std::unique_ptr<GpuPipeline>> Create(
+      const stream_executor::GpuTargetConfigProto& target,
+      std::vector<std::string> disabled_passes);
+  ~GpuPipeline();
+
+  // RunHloPasses, the pre-scheduling FusionWrapper and ScheduleGpuModule, as
+  // GpuCompiler::RunBackend does before the post-scheduling pipelines.
+  absl::StatusOr<ScheduledGpuModule> CompileAndSchedule(
+      std::unique_ptr<xla::HloModule> module);
+
+  // The post-scheduling pipeline; `extra_pass`, when given, runs right after
+  // XLA's HloRematerialization. `extra_pass` is not owned; it outlives the
+  // call.
+  absl::Status RunPostScheduling(xla::HloModule* module,
+                                 int64_t scheduler_mem_limit,
+                                 xla::HloPassInterface* extra_pass);
+
+  // The wheel's own compile of the unoptimized `module` (RunHloPasses, then
+  // RunBackend, which runs the wheel's RunPostSchedulingPipelines and dumps the
+  // optimized module into `dump_dir` before code generation); returns that
+  // dumped module. Code generation then fails here without CUDA's tools, which
+  // is expected and ignored once the dump exists.
+  absl::StatusOr<std::unique_ptr<xla::HloModule>> WheelReference(
+      std::unique_ptr<xla::HloModule> module, const std::string& dump_dir);
+
+  absl::StatusOr<int64_t> HeapSimulatorPeak(const xla::HloModule& module) const;
+  absl::StatusOr<BufferAssignmentFigures> AssignBuffers(
+      const xla::HloModule& module) const;
+
+  // The GPU compiler's ShapeSizeBytesFunction and alias rules.
+  const xla::remat::SizeFunction& size_fn() const { return size_fn_; }
+  const xla::gpu::GpuAliasInfo* alias_info() const { return alias_info_.get(); }
+  const stream_executor::DeviceDescription& device() const { return device_; }
+
+ private:
+  GpuPipeline() = default;
+  void ConfigureModule(xla::HloModule& module) const;
+
+  std::unique_ptr<xla::Compiler> compiler_;
+  std::unique_ptr<MlirContextHolder> mlir_context_;
+  stream_executor::DeviceDescription device_;
+  std::unique_ptr<xla::gpu::GpuAliasInfo> alias_info_;
+  xla::remat::SizeFunction size_fn_;
+  int64_t pointer_size_ = 0;
+  std::string target_config_file_;
+  std::vector<std::string> disabled_passes_;
+};
+
+// Fusions whose result is a tuple (multi-output and horizontal fusions), and
+// other tuple-shaped producers (cuDNN/cuBLAS custom-calls returning scratch),
+// in the non-fusion computations of `module`.
+struct TupleProducers {
+  int64_t multi_output_fusions = 0;
+  int64_t tuple_custom_calls = 0;
+  int64_t fusions = 0;
+  int64_t instructions = 0;
+};
+TupleProducers CountTupleProducers(const xla::HloModule& module);
+
+}  // namespace hlo_remat
+
+#endif  // HLO_REMAT_GPU_PIPELINE_H_
