@@ -18,11 +18,14 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Graphviz renders the DOT dumps (the tests render them); Debian/Ubuntu.
+# Graphviz renders the DOT dumps (the tests render them); GoogleTest (with
+# its CMake config) builds the C++ unit tests. Debian/Ubuntu.
 system-deps:
-	@command -v dot >/dev/null || { \
+	@if ! command -v dot >/dev/null || ! dpkg -s libgtest-dev >/dev/null 2>&1; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends graphviz; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends \
+	    graphviz googletest libgtest-dev; \
+	fi
 
 engine: $(STAMP)
 	$(BIN)/cmake -S tools/hlo_remat -B build/engine -G Ninja \
@@ -38,8 +41,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests models scripts
 	$(BIN)/ruff format --check src tests models scripts
 
-test: engine system-deps
+# system-deps first: the engine build looks for GoogleTest when configured.
+test: system-deps engine
 	$(BIN)/ruff check src tests models scripts
+	$(BIN)/ctest --test-dir build/engine --output-on-failure --no-tests=error
 	$(BIN)/pytest -ra
 
 # ResNet-20 and ResNet-56, auto-jit and whole-step, every algorithm at

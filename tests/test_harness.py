@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 
 import pytest
 from rich.console import Console
 
+from remat_harness import sweep as sweep_module
 from remat_harness.hlo_dump import ModelSpec
-from remat_harness.report import plot_before_after, plot_peak_vs_budget, write_markdown
-from remat_harness.sweep import SweepError, SweepPlan, budget_bytes, load_results, run_sweep
+from remat_harness.report import (
+    plot_before_after,
+    plot_peak_vs_budget,
+    plot_peak_vs_step_time,
+    write_markdown,
+)
+from remat_harness.sweep import (
+    BuildMismatch,
+    SweepError,
+    SweepPlan,
+    budget_bytes,
+    engine_build,
+    load_results,
+    run_sweep,
+)
 from remat_harness.tf_runtime import tensorflow_is_patched
 
 pytestmark = pytest.mark.slow
@@ -99,3 +115,108 @@ def test_patch_detection_asks_xla():
         assert "parsed" in why
     else:  # the PyPI wheel this project pins
         assert "unknown flag" in why, (tf.__version__, why)
+
+
+def _fake_cell(cell, cache, plan) -> dict:
+    return {**cell.fields(), "status": "ok"}
+
+
+def _fake_model(spec, cache) -> dict:
+    return {"key": f"model|{spec.key}", "kind": "model", "status": "ok", "modules": []}
+
+
+def test_a_resumed_sweep_refuses_another_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_module, "model_record", _fake_model)
+    results = tmp_path / "results.jsonl"
+    console = Console(file=io.StringIO())
+    small = plan(algorithms=["standard"], budgets=["0.5"])
+    first = run_sweep(small, results, console, cell_runner=_fake_cell, build="aaa")
+    assert [r["build"] for r in first] == ["aaa", "aaa"]
+    # The same build resumes: nothing to run, nothing appended.
+    lines = results.read_text()
+    run_sweep(small, results, console, cell_runner=_fake_cell, build="aaa")
+    assert results.read_text() == lines
+    # Another build is refused, naming both builds and the way out.
+    with pytest.raises(BuildMismatch, match=r"build aaa; this hlo-remat is build bbb.*--new-build"):
+        run_sweep(small, results, console, cell_runner=_fake_cell, build="bbb")
+    assert results.read_text() == lines
+    # --new-build sets the old results aside and runs every cell again.
+    again = run_sweep(small, results, console, cell_runner=_fake_cell, build="bbb", new_build=True)
+    assert [r["build"] for r in again] == ["bbb", "bbb"]
+    assert {r["build"] for r in load_results(results).values()} == {"bbb"}
+    assert (tmp_path / "results.aaa.jsonl").read_text() == lines
+
+
+def test_records_without_a_build_are_another_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_module, "model_record", _fake_model)
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"key": "old", "status": "ok"}) + "\n")
+    with pytest.raises(BuildMismatch, match="unknown"):
+        run_sweep(plan(), results, Console(file=io.StringIO()), _fake_cell, build="aaa")
+
+
+def test_the_engine_names_its_build():
+    assert re.fullmatch(r"[0-9a-f]{12}-tf\d+\.\d+\.\d+\S*", engine_build())
+
+
+def test_step_time_is_measured_and_recorded(run_engine):
+    hlo = """
+HloModule chain, is_scheduled=true
+ENTRY e {
+  p0 = f32[4096] parameter(0)
+  a = f32[4096] exponential(p0)
+  b = f32[4096] negate(a)
+  ROOT c = f32[4096] add(a, b)
+}
+"""
+    r = run_engine(hlo, "--time", "3", "--xla_rematerialization_mem_limit=1")
+    assert r.returncode == 0, r.stderr
+    report = r.report
+    assert report["step_time_before_s"] > 0 and report["step_time_after_s"] > 0
+    ratio = report["step_time_after_s"] / report["step_time_before_s"]
+    assert report["step_time_ratio"] == pytest.approx(ratio)
+    assert 0 < report["floor_bytes"] <= report["heap_sim_after_bytes"]
+    untimed = run_engine(hlo)
+    assert untimed.report["step_time_ratio"] is None
+    bad = run_engine(hlo, "--time", "0")
+    assert bad.returncode == 2 and "--time 0" in bad.stderr
+
+
+def test_tables_show_the_floor_and_step_time(tmp_path):
+    base = {
+        "kind": "offline",
+        "status": "ok",
+        "model": "m",
+        "scheduler": "default",
+        "scheduler_chosen": "list",
+        "heap_sim_before_bytes": 100e6,
+        "budget_met": True,
+        "extra_flops_pct": 3.0,
+        "pass_seconds": 0.5,
+        "numerics": "equal",
+        "floor_bytes": 25e6,
+    }
+    records = [
+        {
+            **base,
+            "algorithm": algorithm,
+            "budget": budget,
+            "heap_sim_after_bytes": after,
+            "ratio": after / 100e6,
+            "floor_ratio": after / 25e6,
+            "step_time_ratio": step,
+        }
+        for algorithm, budget, after, step in (
+            ("standard", "0.5", 50e6, 1.1),
+            ("path", "0.5", 45e6, 1.3),
+            ("xla", "0.33", 40e6, None),
+        )
+    ]
+    table = tmp_path / "table.md"
+    write_markdown(records, table, "t")
+    text = table.read_text()
+    assert "| peak/baseline | floor | peak/floor |" in text
+    assert "| 0.500 | 25.0 MB | 2.00 | yes | +3.00% | 1.10x |" in text
+    (png,) = plot_peak_vs_step_time(records, tmp_path)
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert plot_peak_vs_step_time(records[2:], tmp_path) == []

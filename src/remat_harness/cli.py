@@ -11,7 +11,12 @@ from rich.console import Console
 
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR, ToolMissing
-from remat_harness.report import plot_before_after, plot_peak_vs_budget, write_markdown
+from remat_harness.report import (
+    plot_before_after,
+    plot_peak_vs_budget,
+    plot_peak_vs_step_time,
+    write_markdown,
+)
 from remat_harness.sweep import (
     ALGORITHMS,
     SweepError,
@@ -52,13 +57,16 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         check_numerics=not args.no_numerics,
         timeout_s=args.timeout,
         patched=args.patched,
+        time_runs=args.time,
     )
     if args.patched:
         ok, why = tensorflow_is_patched()
         if not ok:
             raise SweepError(why)
     start = time.monotonic()
-    records = run_sweep(plan, args.results, console, retry_failed=args.retry_failed)
+    records = run_sweep(
+        plan, args.results, console, retry_failed=args.retry_failed, new_build=args.new_build
+    )
     failed = [r for r in records if r.get("status") != "ok"]
     console.print(
         f"{len(records)} records in {args.results} ({len(failed)} failed); "
@@ -74,7 +82,11 @@ def _report(results: Path, out: Path, title: str, console: Console) -> int:
         console.print(f"[red]error:[/] no results in {results}")
         return 2
     write_markdown(records, out / "table.md", title)
-    plots = plot_peak_vs_budget(records, out) + plot_before_after(records, out)
+    plots = (
+        plot_peak_vs_budget(records, out)
+        + plot_before_after(records, out)
+        + plot_peak_vs_step_time(records, out)
+    )
     console.print(f"table: {out / 'table.md'}; plots: {', '.join(p.name for p in plots)}")
     return 0
 
@@ -89,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     _add_model_args(demo)
     demo.add_argument("--budget-fraction", type=float, default=0.5)
     demo.add_argument("--no-numerics", action="store_true")
+    demo.add_argument(
+        "--gpu-target",
+        default="h100_sxm",
+        help="also compile the step for this GPU, without one (empty: CPU only)",
+    )
     sweep = sub.add_parser(
         "sweep",
         help="models x modes x algorithms x schedulers x budgets on CPU (resumable)",
@@ -111,6 +128,20 @@ def main(argv: list[str] | None = None) -> int:
     sweep.add_argument("--no-numerics", action="store_true")
     sweep.add_argument("--retry-failed", action="store_true")
     sweep.add_argument(
+        "--new-build",
+        action="store_true",
+        help="the results file holds another engine build's records: set them aside "
+        "(results.<build>.jsonl) and run every cell again",
+    )
+    sweep.add_argument(
+        "--time",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run each module N times on XLA:CPU before and after (hlo-remat --time N) "
+        "and record the median step-time ratio",
+    )
+    sweep.add_argument(
         "--patched",
         action="store_true",
         help="run the models on the installed, patched TensorFlow with the remat flags "
@@ -128,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             out = produce_hlo(_spec(args), force=args.force)
             console.print(f"{out / 'step.hlo'}")
         elif args.command == "demo":
-            from remat_harness.demo import run_demo
+            from remat_harness.demo import run_demo, run_gpu_demo
 
             if not 0 < args.budget_fraction <= 1:
                 parser.error("--budget-fraction must be in (0, 1]")
@@ -138,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
                 budget_fraction=args.budget_fraction,
                 check_numerics=not args.no_numerics,
             )
+            if args.gpu_target:
+                rows += run_gpu_demo(
+                    _spec(args), console, args.gpu_target, budget_fraction=args.budget_fraction
+                )
             if any(r.report is None for r in rows):
                 return 1
         elif args.command == "sweep":

@@ -22,6 +22,16 @@ def _algorithm_order(record: dict) -> int:
     return ALGORITHMS.index(name) if name in ALGORITHMS else len(ALGORITHMS)
 
 
+def _ratio(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _step_time(record: dict) -> str:
+    """The step-time ratio after/before, when the sweep measured it."""
+    ratio = record.get("step_time_ratio")
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
 def _budget_order(record: dict) -> float:
     try:
         return -float(record["budget"])
@@ -61,23 +71,27 @@ def cell_table(records: list[dict]) -> str:
         )
     )
     lines = [
-        "| model | algorithm | scheduler | budget | baseline | after | ratio | budget met "
-        "| +FLOPs | pass | numerics |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | algorithm | scheduler | budget | baseline | after | peak/baseline | floor "
+        "| peak/floor | budget met | +FLOPs | step time | pass | numerics |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in cells:
         head = f"| {r['model']} | {r['algorithm']} | {r['scheduler']} | {r['budget']} |"
         if r.get("status") != "ok":
-            lines.append(f"{head} - | - | - | failed | - | - | {r.get('error', '')[:120]} |")
+            lines.append(
+                f"{head} - | - | - | - | - | failed | - | - | - | {r.get('error', '')[:120]} |"
+            )
             continue
         scheduler = r["scheduler"]
         if scheduler == "default":
             scheduler += f" ({r['scheduler_chosen']})"
         head = f"| {r['model']} | {r['algorithm']} | {scheduler} | {r['budget']} |"
+        floor = r.get("floor_bytes")
         lines.append(
             f"{head} {_mb(r['heap_sim_before_bytes'])} | {_mb(r['heap_sim_after_bytes'])} | "
-            f"{r['ratio']:.3f} | {'yes' if r['budget_met'] else 'no'} | "
-            f"{r['extra_flops_pct']:+.2f}% | {r['pass_seconds']:.2f} s | {r['numerics']} |"
+            f"{r['ratio']:.3f} | {_mb(floor)} | {_ratio(r.get('floor_ratio'), 2)} | "
+            f"{'yes' if r['budget_met'] else 'no'} | {r['extra_flops_pct']:+.2f}% | "
+            f"{_step_time(r)} | {r['pass_seconds']:.2f} s | {r['numerics']} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -86,8 +100,11 @@ def write_markdown(records: list[dict], path: Path, title: str) -> None:
     failed = sum(1 for r in records if r.get("status") != "ok")
     text = (
         f"# {title}\n\nPeaks are XLA's HeapSimulator on the module's schedule; budgets are "
-        "fractions of the baseline peak (TensorFlow's own schedule). +FLOPs counts FLOPs, "
-        "transcendentals and copied elements (HloCostAnalysis).\n\n"
+        "fractions of the baseline peak (TensorFlow's own schedule). The floor is a lower bound "
+        "no schedule or recomputation can beat (entry parameters, plus the largest set of "
+        "operands and result one instruction needs at once, shared buffers counted once). "
+        "+FLOPs counts FLOPs, transcendentals and copied elements (HloCostAnalysis). Step time "
+        "is the median XLA:CPU step after / before (hlo-remat --time N), when measured.\n\n"
         f"{failed} failed cell(s).\n\n## Model runs\n\n{model_table(records)}\n"
         f"## Rematerialization (hlo-remat, CPU)\n\n{cell_table(records)}"
     )
@@ -167,3 +184,62 @@ def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -
         plt.close(fig)
         written.append(path)
     return written
+
+
+def plot_peak_vs_step_time(records: list[dict], out_dir: Path) -> list[Path]:
+    """The speed lost for the memory saved: one PNG, peak / baseline against
+    the step-time ratio, a colour per algorithm, a marker per model; only
+    cells whose step time was measured (sweep --time N)."""
+    rows = [
+        r
+        for r in records
+        if r.get("kind") == "offline"
+        and r.get("status") == "ok"
+        and r.get("step_time_ratio") is not None
+    ]
+    if not rows:
+        return []
+    models = sorted({r["model"] for r in rows})
+    markers = dict(zip(models, "osD^v<>pP*Xh", strict=False))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, algorithm in enumerate(ALGORITHMS):
+        color = colors[i % len(colors)]
+        for model in models:
+            points = [
+                (r["step_time_ratio"], r["ratio"], r["budget"])
+                for r in rows
+                if r["algorithm"] == algorithm and r["model"] == model
+            ]
+            if not points:
+                continue
+            xs, ys, budgets = zip(*points, strict=True)
+            ax.scatter(
+                xs, ys, color=color, marker=markers.get(model, "o"), label=f"{algorithm}, {model}"
+            )
+            for x, y, budget in points:
+                ax.annotate(budget, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)
+    for model in models:
+        row = next(r for r in rows if r["model"] == model)
+        if row.get("floor_bytes"):
+            floor = row["floor_bytes"] / max(row["heap_sim_before_bytes"], 1)
+            ax.axhline(floor, color="grey", linestyle="--", linewidth=1)
+            ax.annotate(
+                f"floor, {model}",
+                (0, floor),
+                xycoords=("axes fraction", "data"),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
+    ax.set_xlabel("step time after / before (XLA:CPU, median)")
+    ax.set_ylabel("peak after / baseline (HeapSimulator)")
+    ax.set_title("Memory saved against speed lost (labels: budget)")
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    path = out_dir / "peak_vs_step_time.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]

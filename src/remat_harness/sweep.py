@@ -6,6 +6,10 @@ or failed (failures carry their message); a rerun skips finished cells, and
 `--retry-failed` runs the failed ones again. Each model runs once per mode in
 its own subprocess (its HLO is cached under .cache/hlo); each cell is one
 `hlo-remat` subprocess, so a crash or a timeout costs that cell only.
+
+Every record carries the engine's build fingerprint (`hlo-remat --version`);
+a results file is never resumed by another build (`--new-build` sets the old
+file aside and starts afresh).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from remat_harness.engine import baseline_peak, run_hlo_remat
 from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo, run_model, step_modules
+from remat_harness.paths import hlo_remat_binary
 from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
 ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
@@ -30,6 +35,21 @@ SCHEDULERS = ("default", "postorder", "DFS", "list")
 
 class SweepError(ValueError):
     """A sweep asked for something that does not exist."""
+
+
+class BuildMismatch(SweepError):
+    """A results file holds records of another engine build."""
+
+
+def engine_build() -> str:
+    """The build fingerprint of the hlo-remat in use: a hash of the engine and
+    CLI sources compiled in, and the TensorFlow version ("3f2a9c01b7d4-tf2.21.0")."""
+    binary = hlo_remat_binary()
+    proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    words = proc.stdout.split()
+    if proc.returncode != 0 or len(words) != 2 or words[0] != "hlo-remat":
+        raise SweepError(f"{binary} has no build fingerprint (--version): rebuild it (make engine)")
+    return words[1]
 
 
 @dataclass(frozen=True)
@@ -71,6 +91,7 @@ class SweepPlan:
     check_numerics: bool = True
     timeout_s: float = 600
     patched: bool = False
+    time_runs: int = 0  # hlo-remat --time N: step time before/after; 0 skips it
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -85,6 +106,8 @@ class SweepPlan:
                     )
         for budget in self.budgets:
             budget_bytes(budget, 1000)  # raises on a bad spelling
+        if self.time_runs < 0:
+            raise SweepError(f"time runs {self.time_runs}: give 0 (no timing) or more")
         self.cells = [
             Cell(m, a, s, b, self.size_function, self.patched)
             for m in self.models
@@ -229,6 +252,8 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         "--size-function",
         cell.size_function,
     ]
+    if plan.time_runs:
+        flags += ["--time", str(plan.time_runs)]
     report_path = (
         cache.work_dir / cell.model.key / "reports" / (cell.key.replace("|", ".") + ".json")
     )
@@ -245,6 +270,9 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         heap_sim_scheduled_bytes=r["heap_sim_scheduled_bytes"],
         heap_sim_after_bytes=r["heap_sim_after_bytes"],
         ratio=r["heap_sim_after_bytes"] / max(r["heap_sim_before_bytes"], 1),
+        floor_bytes=r["floor_bytes"],
+        floor_at=r["floor_at"],
+        floor_ratio=r["heap_sim_after_bytes"] / max(r["floor_bytes"], 1),
         budget_met=r["budget_met"],
         extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
         pass_seconds=r["pass_seconds"],
@@ -255,6 +283,9 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         undone=r["undone"],
         instructions_added=r["instructions_added"],
         note=r["note"],
+        step_time_before_s=r.get("step_time_before_s"),
+        step_time_after_s=r.get("step_time_after_s"),
+        step_time_ratio=r.get("step_time_ratio"),
     )
     return record
 
@@ -298,14 +329,38 @@ def run_patched_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     }
 
 
+def check_build(results: Path, build: str, new_build: bool, console: Console) -> None:
+    """Refuses to resume `results` with another build; with `new_build`, sets
+    the old file aside (results.<old build>.jsonl) so the new one starts empty."""
+    builds = sorted({r.get("build", "unknown") for r in load_results(results).values()})
+    others = [b for b in builds if b != build]
+    if not others:
+        return
+    if not new_build:
+        raise BuildMismatch(
+            f"{results} holds results of engine build {', '.join(others)}; this hlo-remat is "
+            f"build {build}. Results of two builds are never mixed: rerun with --new-build "
+            "(the old results are set aside and every cell runs again), or give a new --results "
+            "file."
+        )
+    aside = results.with_name(f"{results.stem}.{'+'.join(others)}{results.suffix}")
+    results.rename(aside)
+    console.print(f"build {build} differs from {', '.join(others)}: old results moved to {aside}")
+
+
 def run_sweep(
     plan: SweepPlan,
     results: Path,
     console: Console,
     retry_failed: bool = False,
     cell_runner: Callable[[Cell, ModelCache, SweepPlan], dict] = run_cell,
+    new_build: bool = False,
+    build: str | None = None,
 ) -> list[dict]:
-    """Runs every unfinished cell; returns all records of the plan."""
+    """Runs every unfinished cell; returns all records of the plan. `build` is
+    the engine's fingerprint (default: asked of hlo-remat)."""
+    build = build or engine_build()
+    check_build(results, build, new_build, console)
     done = load_results(results)
     cache = ModelCache(results.parent / (results.stem + ".work"))
 
@@ -331,12 +386,14 @@ def run_sweep(
         for spec in todo_models:
             progress.update(task, description=f"model {spec.key}")
             identity = {"key": f"model|{spec.key}", "kind": "model", "model": spec.key}
-            _run_one(identity, lambda s=spec: model_record(s, cache), results, done)
+            _run_one(identity, lambda s=spec: model_record(s, cache), results, done, build)
             progress.advance(task)
         for cell in todo:
             progress.update(task, description=cell.key)
             runner = run_patched_cell if cell.patched else cell_runner
-            _run_one(cell.fields(), lambda c=cell, r=runner: r(c, cache, plan), results, done)
+            _run_one(
+                cell.fields(), lambda c=cell, r=runner: r(c, cache, plan), results, done, build
+            )
             progress.advance(task)
     return [
         done[k]
@@ -346,7 +403,7 @@ def run_sweep(
 
 
 def _run_one(
-    identity: dict, work: Callable[[], dict], results: Path, done: dict[str, dict]
+    identity: dict, work: Callable[[], dict], results: Path, done: dict[str, dict], build: str
 ) -> None:
     start = time.monotonic()
     try:
@@ -355,6 +412,7 @@ def _run_one(
         message = f"{type(e).__name__}: {e}".strip()
         record = {**identity, "status": "failed", "error": message[-2000:]}
     record["seconds"] = round(time.monotonic() - start, 3)
+    record["build"] = build
     _append(results, record)
     done[identity["key"]] = record
 
