@@ -220,3 +220,76 @@ def test_tables_show_the_floor_and_step_time(tmp_path):
     (png,) = plot_peak_vs_step_time(records, tmp_path)
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert plot_peak_vs_step_time(records[2:], tmp_path) == []
+
+
+def test_a_gpu_sweep_predicts_memory_beside_cpu(tmp_path):
+    # The same step compiled deviceless for an H100: budgets are fractions of
+    # its predicted peak, and the model record carries that prediction beside
+    # the CPU modules' peaks.
+    results = tmp_path / "results.jsonl"
+    console = Console(file=open(tmp_path / "log.txt", "w"))  # noqa: SIM115
+    gpu_plan = plan(algorithms=["path"], budgets=["0.5"], device="gpu:h100_sxm")
+    records = run_sweep(gpu_plan, results, console)
+    model = next(r for r in records if r["kind"] == "model")
+    assert model["key"] == "model|resnet20_v1_b64_jit|gpu:h100_sxm"
+    assert model["predicted_gpu_peak_bytes"] > 0 and model["largest_module_peak_bytes"] > 0
+    cell = next(r for r in records if r.get("kind") == "offline")
+    assert cell["status"] == "ok", cell
+    assert cell["device"] == "gpu:h100_sxm" and cell["key"].endswith("|gpu:h100_sxm")
+    assert cell["baseline_bytes"] == model["predicted_gpu_peak_bytes"]
+    assert cell["budget_met"] and cell["ratio"] <= 0.5
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"device": "tpu"}, "cpu or gpu:<target>"),
+        ({"device": "gpu:h100_sxm", "time_runs": 3}, "need cpu"),
+        ({"device": "gpu:h100_sxm", "patched": True}, "need cpu"),
+    ],
+)
+def test_bad_device_plans_are_refused(kw, message):
+    with pytest.raises(SweepError, match=re.escape(message)):
+        plan(**kw)
+
+
+def test_zoo_models_join_a_sweep():
+    specs = sweep_module.parse_models(["20", "lstm"], ["jit"], 1, 64)
+    assert [s.key for s in specs] == ["resnet20_v1_b64_jit", "lstm_b64_jit"]
+    with pytest.raises(SweepError, match="lstm"):
+        sweep_module.parse_models(["vgg"], ["jit"], 1, 64)
+
+
+def test_reports_show_gpu_predictions_beside_cpu(tmp_path):
+    cpu = {
+        "kind": "offline",
+        "status": "ok",
+        "model": "m",
+        "device": "cpu",
+        "algorithm": "path",
+        "scheduler": "default",
+        "scheduler_chosen": "list",
+        "budget": "0.5",
+        "budget_bytes": 50,
+        "heap_sim_before_bytes": 100,
+        "heap_sim_after_bytes": 50,
+        "floor_bytes": 10,
+        "ratio": 0.5,
+        "budget_met": True,
+        "extra_flops_pct": 1.0,
+        "pass_seconds": 0.1,
+        "numerics": "equal",
+    }
+    gpu = {**cpu, "device": "gpu:h100_sxm", "heap_sim_before_bytes": 120, "numerics": "skipped"}
+    table = tmp_path / "table.md"
+    write_markdown([cpu, gpu], table, "t")
+    text = table.read_text()
+    assert "| m | path | default (list) | 0.5 |" in text
+    assert "| m @ gpu:h100_sxm | path | default (list) | 0.5 |" in text
+    pngs = plot_peak_vs_budget([cpu, gpu], tmp_path) + plot_before_after([cpu, gpu], tmp_path)
+    assert sorted(p.name for p in pngs) == [
+        "before_after.m.gpu_h100_sxm.png",
+        "before_after.m.png",
+        "peak_vs_budget.m.default.png",
+        "peak_vs_budget.m.gpu_h100_sxm.default.png",
+    ]

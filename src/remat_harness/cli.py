@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from remat_harness.gpu import before_optimizations, parse_device, predicted_peak
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR, ToolMissing
 from remat_harness.report import (
@@ -58,6 +59,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         timeout_s=args.timeout,
         patched=args.patched,
         time_runs=args.time,
+        device=args.device,
     )
     if args.patched:
         ok, why = tensorflow_is_patched()
@@ -97,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     produce = sub.add_parser("produce-hlo", help="dump a model's training-step HLO")
     _add_model_args(produce)
     produce.add_argument("--force", action="store_true", help="ignore the cache")
+    produce.add_argument(
+        "--device",
+        default="cpu",
+        help="gpu:<target> also compiles the step for that GPU without one and prints "
+        "its predicted peak",
+    )
     demo = sub.add_parser("demo", help="every algorithm and scheduler at 50%% budget on ResNet-20")
     _add_model_args(demo)
     demo.add_argument("--budget-fraction", type=float, default=0.5)
@@ -112,7 +120,15 @@ def main(argv: list[str] | None = None) -> int:
         description="Runs hlo-remat on the training-step HLO of each model and mode; one JSON "
         "line per cell in --results; finished cells are skipped on a rerun.",
     )
-    sweep.add_argument("--models", default="20,56", help="ResNet depths, e.g. 20,56")
+    sweep.add_argument(
+        "--models", default="20,56", help="ResNet depths and zoo models, e.g. 20,56,lstm"
+    )
+    sweep.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu, or gpu:<target> (e.g. gpu:h100_sxm): the step compiled for that GPU "
+        "without one, budgets as fractions of its predicted peak",
+    )
     sweep.add_argument("--modes", default="jit,autojit", help=f"from {', '.join(MODES)}")
     sweep.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
     sweep.add_argument("--batch_size", type=int, default=64)
@@ -156,8 +172,19 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=max(Console().width, 140))  # the demo table needs 140
     try:
         if args.command == "produce-hlo":
+            try:
+                _, target = parse_device(args.device)
+            except ValueError as e:
+                parser.error(str(e))
             out = produce_hlo(_spec(args), force=args.force)
             console.print(f"{out / 'step.hlo'}")
+            if target:
+                report = predicted_peak(_spec(args), target, out / f"gpu_{target}")
+                console.print(
+                    f"{target}: predicted peak {report['heap_sim_before_bytes']:,} bytes "
+                    f"(buffer assignment {report.get('buffer_assignment_before_bytes', 0):,}), "
+                    f"input {before_optimizations(_spec(args))}"
+                )
         elif args.command == "demo":
             from remat_harness.demo import run_demo, run_gpu_demo
 

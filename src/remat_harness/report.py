@@ -39,22 +39,35 @@ def _budget_order(record: dict) -> float:
         return 0.0
 
 
+def _where(r: dict) -> str:
+    """The model, and the device when it is not the CPU: a GPU sweep's
+    figures are predictions for that GPU (deviceless compile)."""
+    device = r.get("device") or "cpu"
+    return r["model"] if device == "cpu" else f"{r['model']} @ {device}"
+
+
+def _file_part(where: str) -> str:
+    return where.replace(" @ ", ".").replace(":", "_")
+
+
 def model_table(records: list[dict]) -> str:
     rows = [r for r in records if r.get("kind") == "model"]
     lines = [
         "| model | modules | largest module peak | sum of module peaks "
-        "| XLA buffer assignment (largest) | step time (median) | note |",
-        "|---|---|---|---|---|---|---|",
+        "| XLA buffer assignment (largest) | predicted GPU peak | step time (median) | note |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("status") != "ok":
-            lines.append(f"| {r['model']} | - | - | - | - | - | failed: {r.get('error', '')} |")
+            lines.append(f"| {_where(r)} | - | - | - | - | - | - | failed: {r.get('error', '')} |")
             continue
         step = r.get("step_time_median_s")
         totals = [t for t in r.get("xla_total_bytes", []) if t is not None]
+        gpu = r.get("predicted_gpu_peak_bytes")
         lines.append(
-            f"| {r['model']} | {len(r['modules'])} | {_mb(r['largest_module_peak_bytes'])} | "
+            f"| {_where(r)} | {len(r['modules'])} | {_mb(r['largest_module_peak_bytes'])} | "
             f"{_mb(r['sum_module_peaks_bytes'])} | {_mb(max(totals)) if totals else '-'} | "
+            f"{'-' if gpu is None else _mb(gpu)} | "
             f"{'-' if step is None else f'{step * 1000:.0f} ms'} | |"
         )
     return "\n".join(lines) + "\n"
@@ -64,7 +77,7 @@ def cell_table(records: list[dict]) -> str:
     cells = [r for r in records if r.get("kind") == "offline"]
     cells.sort(
         key=lambda r: (
-            r["model"],
+            _where(r),
             _algorithm_order(r),
             r["scheduler"],
             _budget_order(r),
@@ -76,7 +89,7 @@ def cell_table(records: list[dict]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in cells:
-        head = f"| {r['model']} | {r['algorithm']} | {r['scheduler']} | {r['budget']} |"
+        head = f"| {_where(r)} | {r['algorithm']} | {r['scheduler']} | {r['budget']} |"
         if r.get("status") != "ok":
             lines.append(
                 f"{head} - | - | - | - | - | failed | - | - | - | {r.get('error', '')[:120]} |"
@@ -85,7 +98,7 @@ def cell_table(records: list[dict]) -> str:
         scheduler = r["scheduler"]
         if scheduler == "default":
             scheduler += f" ({r['scheduler_chosen']})"
-        head = f"| {r['model']} | {r['algorithm']} | {scheduler} | {r['budget']} |"
+        head = f"| {_where(r)} | {r['algorithm']} | {scheduler} | {r['budget']} |"
         floor = r.get("floor_bytes")
         lines.append(
             f"{head} {_mb(r['heap_sim_before_bytes'])} | {_mb(r['heap_sim_after_bytes'])} | "
@@ -106,7 +119,8 @@ def write_markdown(records: list[dict], path: Path, title: str) -> None:
         "+FLOPs counts FLOPs, transcendentals and copied elements (HloCostAnalysis). Step time "
         "is the median XLA:CPU step after / before (hlo-remat --time N), when measured.\n\n"
         f"{failed} failed cell(s).\n\n## Model runs\n\n{model_table(records)}\n"
-        f"## Rematerialization (hlo-remat, CPU)\n\n{cell_table(records)}"
+        f"## Rematerialization (hlo-remat; `@ gpu:<target>`: predicted for that GPU)\n\n"
+        f"{cell_table(records)}"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -118,7 +132,7 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in records:
         if r.get("kind") == "offline" and r.get("status") == "ok":
-            groups[(r["model"], r["scheduler"])].append(r)
+            groups[(_where(r), r["scheduler"])].append(r)
     written = []
     for (model, scheduler), rows in sorted(groups.items()):
         fig, ax = plt.subplots(figsize=(8, 5))
@@ -144,7 +158,7 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
         ax.set_title(f"{model}, scheduler {scheduler}")
         ax.legend(loc="upper left", fontsize=8)
         fig.tight_layout()
-        path = out_dir / f"peak_vs_budget.{model}.{scheduler}.png"
+        path = out_dir / f"peak_vs_budget.{_file_part(model)}.{scheduler}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110)
         plt.close(fig)
@@ -163,7 +177,7 @@ def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -
             and r["budget"] == budget
             and r["scheduler"] == "default"
         ):
-            by_model[r["model"]].append(r)
+            by_model[_where(r)].append(r)
     written = []
     for model, rows in sorted(by_model.items()):
         rows.sort(key=_algorithm_order)
@@ -179,7 +193,7 @@ def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -
         ax.set_title(f"{model}: memory before and after (budget {budget})")
         ax.legend()
         fig.tight_layout()
-        path = out_dir / f"before_after.{model}.png"
+        path = out_dir / f"before_after.{_file_part(model)}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)

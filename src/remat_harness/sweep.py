@@ -25,7 +25,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from remat_harness.engine import baseline_peak, run_hlo_remat
-from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo, run_model, step_modules
+from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
+from remat_harness.hlo_dump import (
+    ZOO_NAMES,
+    DumpError,
+    ModelSpec,
+    produce_hlo,
+    run_model,
+    step_modules,
+)
 from remat_harness.paths import hlo_remat_binary
 from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
@@ -60,11 +68,15 @@ class Cell:
     budget: str  # "0.5" is a fraction of the baseline peak; "512M" is bytes
     size_function: str = "plain"
     patched: bool = False  # run the model on a patched TensorFlow, not hlo-remat
+    # "cpu": the step's XLA:CPU module; "gpu:<target>": the step compiled
+    # deviceless for that GPU (predicted memory).
+    device: str = "cpu"
 
     @property
     def key(self) -> str:
         parts = [self.model.key, self.algorithm, self.scheduler, self.budget, self.size_function]
-        return "|".join(parts + (["patched"] if self.patched else []))
+        parts += ["patched"] if self.patched else []
+        return "|".join(parts + ([self.device] if self.device != "cpu" else []))
 
     def fields(self) -> dict:
         """What identifies the cell in its record, passed or failed."""
@@ -78,6 +90,7 @@ class Cell:
             "scheduler": self.scheduler,
             "budget": self.budget,
             "size_function": self.size_function,
+            "device": self.device,
         }
 
 
@@ -92,6 +105,7 @@ class SweepPlan:
     timeout_s: float = 600
     patched: bool = False
     time_runs: int = 0  # hlo-remat --time N: step time before/after; 0 skips it
+    device: str = "cpu"  # or "gpu:<target>"
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -108,8 +122,17 @@ class SweepPlan:
             budget_bytes(budget, 1000)  # raises on a bad spelling
         if self.time_runs < 0:
             raise SweepError(f"time runs {self.time_runs}: give 0 (no timing) or more")
+        try:
+            kind, _ = parse_device(self.device)
+        except ValueError as e:
+            raise SweepError(str(e)) from e
+        if kind == "gpu" and (self.patched or self.time_runs):
+            raise SweepError(
+                f"device {self.device}: predicted GPU memory comes from the deviceless "
+                "compile; --patched and --time run the model or the module and need cpu"
+            )
         self.cells = [
-            Cell(m, a, s, b, self.size_function, self.patched)
+            Cell(m, a, s, b, self.size_function, self.patched, self.device)
             for m in self.models
             for a in self.algorithms
             for s in self.schedulers
@@ -173,17 +196,25 @@ def _append(path: Path, record: dict) -> None:
 
 
 class ModelCache:
-    """One model run per (model, mode): its step module and baseline peak."""
+    """One model run per (model, mode): its step module and baseline peak. On
+    a GPU device the module is the step's pre-optimization HLO and the
+    baseline the GPU pipeline's predicted peak."""
 
-    def __init__(self, work_dir: Path) -> None:
+    def __init__(self, work_dir: Path, device: str = "cpu") -> None:
         self.work_dir = work_dir
+        self.device, self.gpu_target = parse_device(device)
         self._hlo: dict[str, Path | Exception] = {}
         self._baseline: dict[str, int] = {}
+        self.gpu_reports: dict[str, dict] = {}
 
     def step(self, spec: ModelSpec) -> Path:
         if spec.key not in self._hlo:
             try:
-                self._hlo[spec.key] = produce_hlo(spec) / "step.hlo"
+                self._hlo[spec.key] = (
+                    before_optimizations(spec)
+                    if self.gpu_target
+                    else produce_hlo(spec) / "step.hlo"
+                )
             except (DumpError, subprocess.TimeoutExpired, OSError) as e:
                 self._hlo[spec.key] = e
         found = self._hlo[spec.key]
@@ -193,8 +224,17 @@ class ModelCache:
 
     def baseline(self, spec: ModelSpec) -> int:
         if spec.key not in self._baseline:
-            self._baseline[spec.key] = baseline_peak(self.step(spec), self.work_dir / spec.key)
+            if self.gpu_target:
+                report = predicted_peak(spec, self.gpu_target, self.work_dir / spec.key)
+                self.gpu_reports[spec.key] = report
+                self._baseline[spec.key] = int(report["heap_sim_before_bytes"])
+            else:
+                self._baseline[spec.key] = baseline_peak(self.step(spec), self.work_dir / spec.key)
         return self._baseline[spec.key]
+
+
+def model_key(spec: ModelSpec, device: str) -> str:
+    return f"model|{spec.key}" + (f"|{device}" if device != "cpu" else "")
 
 
 def xla_total_bytes(module_file: Path) -> int | None:
@@ -212,7 +252,7 @@ def xla_total_bytes(module_file: Path) -> int | None:
 def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
     """What the model run itself showed: every module of the step with its
     HeapSimulator peak (auto-jit: one per cluster), step time and losses."""
-    hlo_dir = cache.step(spec).parent
+    hlo_dir = produce_hlo(spec)
     modules = []
     for path in step_modules(hlo_dir / "dump"):
         peak = baseline_peak(path, cache.work_dir / spec.key / "modules")
@@ -224,8 +264,22 @@ def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
             }
         )
     run = json.loads((hlo_dir / "run.json").read_text())
+    device = f"gpu:{cache.gpu_target}" if cache.gpu_target else "cpu"
+    gpu: dict = {}
+    if cache.gpu_target:
+        cache.baseline(spec)
+        report = cache.gpu_reports[spec.key]
+        gpu = {
+            "gpu_target": cache.gpu_target,
+            "predicted_gpu_peak_bytes": report["heap_sim_before_bytes"],
+            "gpu_buffer_assignment_bytes": report.get("buffer_assignment_before_bytes"),
+            "gpu_floor_bytes": report.get("floor_bytes"),
+            "multi_output_fusions": report.get("multi_output_fusions"),
+        }
     return {
-        "key": f"model|{spec.key}",
+        "key": model_key(spec, device),
+        "device": device,
+        **gpu,
         "kind": "model",
         "status": "ok",
         **asdict(spec),
@@ -254,12 +308,14 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     ]
     if plan.time_runs:
         flags += ["--time", str(plan.time_runs)]
+    if cache.gpu_target:
+        flags += gpu_flags(cache.gpu_target)
     report_path = (
         cache.work_dir / cell.model.key / "reports" / (cell.key.replace("|", ".") + ".json")
     )
-    run = run_hlo_remat(
-        hlo, flags, report_path, check_numerics=plan.check_numerics, timeout_s=plan.timeout_s
-    )
+    # XLA:CPU cannot run the cuDNN/cuBLAS calls of a GPU module.
+    numerics = plan.check_numerics and not cache.gpu_target
+    run = run_hlo_remat(hlo, flags, report_path, check_numerics=numerics, timeout_s=plan.timeout_s)
     if run.returncode != 0 or run.report is None:
         lines = run.stderr.strip().splitlines()
         raise RuntimeError(lines[-1] if lines else f"hlo-remat exited {run.returncode}")
@@ -362,7 +418,7 @@ def run_sweep(
     build = build or engine_build()
     check_build(results, build, new_build, console)
     done = load_results(results)
-    cache = ModelCache(results.parent / (results.stem + ".work"))
+    cache = ModelCache(results.parent / (results.stem + ".work"), plan.device)
 
     def finished(key: str) -> bool:
         record = done.get(key)
@@ -370,7 +426,7 @@ def run_sweep(
 
     todo = [c for c in plan.cells if not finished(c.key)]
     models = list(dict.fromkeys(c.model for c in plan.cells))
-    todo_models = [m for m in models if not finished(f"model|{m.key}")]
+    todo_models = [m for m in models if not finished(model_key(m, plan.device))]
     console.print(
         f"{len(plan.cells)} cells, {len(plan.cells) - len(todo)} already in {results}; "
         f"running {len(todo)}"
@@ -385,7 +441,7 @@ def run_sweep(
         task = progress.add_task("sweep", total=len(todo) + len(todo_models))
         for spec in todo_models:
             progress.update(task, description=f"model {spec.key}")
-            identity = {"key": f"model|{spec.key}", "kind": "model", "model": spec.key}
+            identity = {"key": model_key(spec, plan.device), "kind": "model", "model": spec.key}
             _run_one(identity, lambda s=spec: model_record(s, cache), results, done, build)
             progress.advance(task)
         for cell in todo:
@@ -397,7 +453,7 @@ def run_sweep(
             progress.advance(task)
     return [
         done[k]
-        for k in [f"model|{m.key}" for m in models] + [c.key for c in plan.cells]
+        for k in [model_key(m, plan.device) for m in models] + [c.key for c in plan.cells]
         if k in done
     ]
 
@@ -422,6 +478,13 @@ def parse_models(
 ) -> list[ModelSpec]:
     specs = []
     for size in sizes:
+        if size in ZOO_NAMES:
+            specs += [ModelSpec(batch_size=batch, mode=mode, model=size) for mode in modes]
+            continue
+        if not size.isdigit():
+            raise SweepError(
+                f"model {size!r}: a ResNet depth (20, 56, ...) or one of {', '.join(ZOO_NAMES)}"
+            )
         depth = int(size)
         if depth < 8 or (depth - 2) % 6:
             raise SweepError(
