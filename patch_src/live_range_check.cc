@@ -13,6 +13,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_buffer.h"
 #include "xla/service/hlo_value.h"
+#include "xla/service/remat/target_alias_info.h"
 #include "xla/tsl/platform/statusor.h"
 
 namespace xla {
@@ -24,8 +25,8 @@ absl::StatusOr<std::string> FindLiveRangeInterference(
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module.name(), " has no schedule"));
   }
-  AliasInfo default_alias_info;
-  if (alias_info == nullptr) alias_info = &default_alias_info;
+  const TargetAliasInfo target_alias_info(alias_info);
+  alias_info = target_alias_info.get();
   TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
                       HloAliasAnalysis::Run(&module, alias_info));
   const SequentialHloOrdering ordering(module.schedule());

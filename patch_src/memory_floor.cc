@@ -16,6 +16,7 @@
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/service/hlo_buffer.h"
 #include "xla/service/hlo_value.h"
+#include "xla/service/remat/target_alias_info.h"
 #include "xla/tsl/platform/statusor.h"
 
 namespace xla {
@@ -38,8 +39,8 @@ struct InstructionFootprint {
 absl::StatusOr<MemoryFloor> ComputeMemoryFloor(const HloModule& module,
                                                const SizeFunction& size_fn,
                                                const AliasInfo* alias_info) {
-  AliasInfo default_alias_info;
-  if (alias_info == nullptr) alias_info = &default_alias_info;
+  const TargetAliasInfo target_alias_info(alias_info);
+  alias_info = target_alias_info.get();
   TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
                       HloAliasAnalysis::Run(&module, alias_info));
   const HloDataflowAnalysis& dataflow = alias_analysis->dataflow_analysis();

@@ -11,6 +11,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/hlo/transforms/simplifiers/hlo_memory_scheduler.h"
+#include "xla/service/remat/target_alias_info.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 #include "xla/service/buffer_value.h"
@@ -57,8 +58,8 @@ absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module.name(), " has no schedule"));
   }
-  AliasInfo default_alias_info;
-  if (alias_info == nullptr) alias_info = &default_alias_info;
+  const TargetAliasInfo target_alias_info(alias_info);
+  alias_info = target_alias_info.get();
   TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
                       HloAliasAnalysis::Run(&module, alias_info));
   LogicalBuffer::SizeFunction buffer_size = [&size_fn](const BufferValue& b) {
@@ -72,8 +73,8 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
                                                 RematScheduler kind,
                                                 const SizeFunction& size_fn,
                                                 const AliasInfo* alias_info) {
-  AliasInfo default_alias_info;
-  if (alias_info == nullptr) alias_info = &default_alias_info;
+  const TargetAliasInfo target_alias_info(alias_info);
+  alias_info = target_alias_info.get();
   ScheduleChoice best;
   std::unique_ptr<HloSchedule> best_schedule;
   if (kind == RematScheduler::kGiven) {
