@@ -38,12 +38,15 @@ class ModelSpec:
         return f"resnet{self.resnet_size}_v{self.resnet_version}_b{self.batch_size}_{self.mode}"
 
     @classmethod
-    def parse(cls, name: str, batch_size: int = 64, mode: str = "jit") -> ModelSpec:
-        """ "20" or "resnet56" (ResNet v1 of that depth), "resnet56v2", or a zoo
-        model's name ("lstm")."""
+    def parse(
+        cls, name: str, batch_size: int = 64, mode: str = "jit", version: int = 1
+    ) -> ModelSpec:
+        """ "20" or "resnet56" (ResNet of that depth, `version` unless named),
+        "resnet56v2", or a zoo model's name ("lstm")."""
         match = re.fullmatch(r"(?:resnet)?(\d+)(?:v([12]))?", name)
         if match:
-            return cls(int(match.group(1)), int(match.group(2) or 1), batch_size, mode)
+            named = match.group(2)
+            return cls(int(match.group(1)), int(named) if named else version, batch_size, mode)
         if name in ZOO_NAMES:
             return cls(batch_size=batch_size, mode=mode, model=name)
         raise ValueError(

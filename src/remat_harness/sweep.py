@@ -27,7 +27,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from remat_harness.engine import baseline_peak, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
 from remat_harness.hlo_dump import (
-    ZOO_NAMES,
     DumpError,
     ModelSpec,
     produce_hlo,
@@ -476,20 +475,18 @@ def _run_one(
 def parse_models(
     sizes: Iterable[str], modes: Iterable[str], version: int, batch: int
 ) -> list[ModelSpec]:
+    """Models as ModelSpec.parse names them; ResNets must be CIFAR depths."""
     specs = []
     for size in sizes:
-        if size in ZOO_NAMES:
-            specs += [ModelSpec(batch_size=batch, mode=mode, model=size) for mode in modes]
-            continue
-        if not size.isdigit():
-            raise SweepError(
-                f"model {size!r}: a ResNet depth (20, 56, ...) or one of {', '.join(ZOO_NAMES)}"
-            )
-        depth = int(size)
-        if depth < 8 or (depth - 2) % 6:
-            raise SweepError(
-                f"resnet size {depth}: CIFAR ResNets have depth 6n+2 (20, 32, 44, 56, 110)"
-            )
         for mode in modes:
-            specs.append(ModelSpec(depth, version, batch, mode))
+            try:
+                spec = ModelSpec.parse(size, batch, mode, version)
+            except ValueError as e:
+                raise SweepError(str(e)) from e
+            depth = spec.resnet_size
+            if spec.model == "resnet" and (depth < 8 or (depth - 2) % 6):
+                raise SweepError(
+                    f"resnet size {depth}: CIFAR ResNets have depth 6n+2 (20, 32, 44, 56, 110)"
+                )
+            specs.append(spec)
     return specs
