@@ -1,5 +1,6 @@
 #include "xla/service/remat/invariant_stacks.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -328,47 +329,74 @@ std::optional<StackPair> MatchStack(HloInstruction* forward, int64_t k,
   return pair;
 }
 
-absl::Status Rewrite(const StackPair& pair, int64_t stack_index) {
-  HloComputation* entry = pair.forward->parent();
+// A stack found by MatchStack, with the forward element it occupies.
+struct FoundStack {
+  StackPair pair;
+  int64_t stack_index = 0;
   // The value, copied once right after the forward loop: a buffer of its
-  // own, so no aliasing chosen earlier is touched.
-  HloInstruction* element = entry->AddInstruction(
-      HloInstruction::CreateGetTupleElement(pair.forward, pair.value_index));
-  HloInstruction* value = entry->AddInstruction(HloInstruction::CreateUnary(
-      pair.value_shape, HloOpcode::kCopy, element));
-  std::optional<std::vector<HloInstruction*>> reads =
-      FindReads(pair.backward, pair.backward_index, pair.value_shape);
-  if (!reads.has_value()) {
-    return absl::InternalError("the matched stack reads are gone");
-  }
-  // Threading the value rebuilds the backward loop's body around a copy of
-  // the old one; the map says where each read went.
-  TF_ASSIGN_OR_RETURN(
-      WhileUtil::MakeInstructionsLiveInResult live_in,
-      WhileUtil::MakeInstructionsLiveIn(pair.backward, {value}));
-  HloInstruction* in_body = live_in.while_body_live_in_values[0];
-  HloComputation* body = in_body->parent();
-  for (HloInstruction* old_read : *reads) {
-    auto moved = live_in.while_body_instruction_map.find(old_read);
-    if (moved == live_in.while_body_instruction_map.end()) {
-      return absl::InternalError("a stack read was lost threading the value");
+  // own, so no aliasing chosen earlier is touched. Made before any loop is
+  // rebuilt, as a backward loop may be another stack's forward loop.
+  HloInstruction* value = nullptr;
+};
+
+void CopyValueOut(FoundStack& found) {
+  HloComputation* entry = found.pair.forward->parent();
+  HloInstruction* element =
+      entry->AddInstruction(HloInstruction::CreateGetTupleElement(
+          found.pair.forward, found.pair.value_index));
+  found.value = entry->AddInstruction(HloInstruction::CreateUnary(
+      found.pair.value_shape, HloOpcode::kCopy, element));
+}
+
+// The forward loop now passes the stack through untouched: the push dies.
+absl::Status StopPushing(const FoundStack& found) {
+  HloComputation* body = found.pair.forward->while_body();
+  HloInstruction* passed =
+      body->AddInstruction(HloInstruction::CreateGetTupleElement(
+          body->parameter_instruction(0), found.stack_index));
+  return body->root_instruction()->ReplaceOperandWith(found.stack_index,
+                                                      passed);
+}
+
+// Makes `backward` read each stack's value instead of its rows. Every value
+// is threaded in one rebuild of the loop: a second rebuild would leave the
+// first one's init tuple between the other stacks and the loop.
+absl::Status ReadValuesInstead(HloInstruction* backward,
+                               const std::vector<const FoundStack*>& stacks) {
+  std::vector<HloInstruction*> values;
+  std::vector<std::vector<HloInstruction*>> reads;
+  for (const FoundStack* stack : stacks) {
+    values.push_back(stack->value);
+    std::optional<std::vector<HloInstruction*>> found = FindReads(
+        backward, stack->pair.backward_index, stack->pair.value_shape);
+    if (!found.has_value()) {
+      return absl::InternalError("the matched stack reads are gone");
     }
-    HloInstruction* read = moved->second;
-    HloInstruction* replacement = in_body;
-    if (!ShapeUtil::Equal(read->shape(), in_body->shape())) {
-      // Same dimensions, another layout.
-      replacement = body->AddInstruction(
-          HloInstruction::CreateUnary(read->shape(), HloOpcode::kCopy, in_body));
-    }
-    TF_RETURN_IF_ERROR(read->ReplaceAllUsesWith(replacement));
+    reads.push_back(*std::move(found));
   }
-  // The forward loop now passes the stack through untouched: the push dies.
-  HloComputation* forward_body = pair.forward->while_body();
-  HloInstruction* passed = forward_body->AddInstruction(
-      HloInstruction::CreateGetTupleElement(
-          forward_body->parameter_instruction(0), stack_index));
-  return forward_body->root_instruction()->ReplaceOperandWith(stack_index,
-                                                              passed);
+  // Threading the values rebuilds the loop's body around a copy of the old
+  // one; the map says where each read went.
+  TF_ASSIGN_OR_RETURN(WhileUtil::MakeInstructionsLiveInResult live_in,
+                      WhileUtil::MakeInstructionsLiveIn(backward, values));
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    HloInstruction* in_body = live_in.while_body_live_in_values[i];
+    HloComputation* body = in_body->parent();
+    for (HloInstruction* old_read : reads[i]) {
+      auto moved = live_in.while_body_instruction_map.find(old_read);
+      if (moved == live_in.while_body_instruction_map.end()) {
+        return absl::InternalError("a stack read was lost threading the value");
+      }
+      HloInstruction* read = moved->second;
+      HloInstruction* replacement = in_body;
+      if (!ShapeUtil::Equal(read->shape(), in_body->shape())) {
+        // Same dimensions, another layout.
+        replacement = body->AddInstruction(HloInstruction::CreateUnary(
+            read->shape(), HloOpcode::kCopy, in_body));
+      }
+      TF_RETURN_IF_ERROR(read->ReplaceAllUsesWith(replacement));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -376,26 +404,39 @@ absl::Status Rewrite(const StackPair& pair, int64_t stack_index) {
 absl::StatusOr<InvariantStacksResult> RemoveInvariantStacks(
     HloModule* module, const SizeFunction& size_fn) {
   InvariantStacksResult result;
-  // Each rewrite replaces the backward loop: match again until none is left.
-  for (bool found = true; found;) {
-    found = false;
-    for (HloInstruction* loop :
-         module->entry_computation()->MakeInstructionPostOrder()) {
-      if (loop->opcode() != HloOpcode::kWhile ||
-          loop->while_body()->root_instruction()->opcode() != HloOpcode::kTuple) {
-        continue;
-      }
-      const int64_t elements = loop->shape().tuple_shapes().size();
-      for (int64_t k = 0; k < elements && !found; ++k) {
-        std::optional<StackPair> pair = MatchStack(loop, k, size_fn);
-        if (!pair.has_value()) continue;
-        TF_RETURN_IF_ERROR(Rewrite(*pair, k));
-        ++result.stacks_removed;
-        result.bytes_removed += pair->stack_bytes;
-        found = true;
-      }
-      if (found) break;
+  // Match everything on the unchanged module first, then rewrite: the
+  // forward bodies stop pushing, and each backward loop is rebuilt once.
+  std::vector<FoundStack> found;
+  std::vector<HloInstruction*> backward_loops;
+  for (HloInstruction* loop :
+       module->entry_computation()->MakeInstructionPostOrder()) {
+    if (loop->opcode() != HloOpcode::kWhile ||
+        loop->while_body()->root_instruction()->opcode() != HloOpcode::kTuple) {
+      continue;
     }
+    const int64_t elements = loop->shape().tuple_shapes().size();
+    for (int64_t k = 0; k < elements; ++k) {
+      std::optional<StackPair> pair = MatchStack(loop, k, size_fn);
+      if (!pair.has_value()) continue;
+      if (std::find(backward_loops.begin(), backward_loops.end(),
+                    pair->backward) == backward_loops.end()) {
+        backward_loops.push_back(pair->backward);
+      }
+      found.push_back({*std::move(pair), k});
+    }
+  }
+  for (FoundStack& stack : found) CopyValueOut(stack);
+  for (const FoundStack& stack : found) {
+    TF_RETURN_IF_ERROR(StopPushing(stack));
+    ++result.stacks_removed;
+    result.bytes_removed += stack.pair.stack_bytes;
+  }
+  for (HloInstruction* backward : backward_loops) {
+    std::vector<const FoundStack*> stacks;
+    for (const FoundStack& stack : found) {
+      if (stack.pair.backward == backward) stacks.push_back(&stack);
+    }
+    TF_RETURN_IF_ERROR(ReadValuesInstead(backward, stacks));
   }
   if (result.stacks_removed == 0) return result;
   // Drop the pushes, reads and now dead loop slots.

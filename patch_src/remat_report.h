@@ -26,7 +26,8 @@ struct RematReport {
   int64_t heap_sim_scheduled_bytes = 0;
   int64_t heap_sim_after_bytes = 0;
   // Lower bound no schedule or recomputation can beat (memory_floor.h),
-  // and the instruction that sets it.
+  // and the instruction that sets it; of the module after the loop-stack
+  // rewrite when it removed stacks (it changes the program, not the order).
   int64_t floor_bytes = 0;
   std::string floor_at;
   bool budget_met = false;
