@@ -20,12 +20,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "gpu_cli.h"
 #include "hlo_remat_build.h"
 #include "numerics_check.h"
+#include "peak_breakdown.h"
 #include "step_time.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
@@ -40,6 +42,7 @@ constexpr char kUsage[] =
     "usage: hlo-remat IN.hlo [-o OUT.hlo] [--report OUT.json] "
     "[--dump-dir DIR] [--size-function plain|tiled|tiled:RxC] "
     "[--check-numerics [--numerics-reference REF.hlo]] [--time N] "
+    "[--explain-peak N] "
     "[--after-copy-insertion] "
     "[--platform cpu|gpu [--gpu-target NAME | --gpu-target-file F] "
     "[--baseline-out F] [--wheel-reference-out F] "
@@ -60,6 +63,9 @@ struct CliArgs {
   std::string numerics_reference;
   // Runs per module for the step time (--time N); empty: not timed.
   std::string time_runs;
+  // Largest values live at the HeapSimulator peak, before and after
+  // (--explain-peak N); empty: not printed.
+  std::string explain_peak;
   std::vector<std::string> remat_flags;
   // --platform gpu: the input is pre-optimization HLO, compiled for a GPU
   // without one (gpu_cli.h).
@@ -83,6 +89,7 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
       {"--size-function", &args.size_function},
       {"--numerics-reference", &args.numerics_reference},
       {"--time", &args.time_runs},
+      {"--explain-peak", &args.explain_peak},
       {"--platform", &args.platform},
       {"--gpu-target", &args.gpu.target},
       {"--gpu-target-file", &args.gpu.target_file},
@@ -139,6 +146,11 @@ absl::StatusOr<CliArgs> ParseArgs(int argc, char** argv) {
     // Both run modules on XLA:CPU; a GPU-compiled module does not run there.
     return absl::InvalidArgumentError(
         "--check-numerics and --time are not available with --platform gpu");
+  }
+  if (args.platform == "gpu" && !args.explain_peak.empty()) {
+    // It simulates with the CPU alias rules.
+    return absl::InvalidArgumentError(
+        "--explain-peak is not available with --platform gpu");
   }
   return args;
 }
@@ -229,6 +241,13 @@ int main(int argc, char** argv) {
     if (!runs.ok()) return Fail(2, std::string(runs.status().message()));
     time_runs = *runs;
   }
+  int explain_top = 0;
+  if (!args->explain_peak.empty() &&
+      (!absl::SimpleAtoi(args->explain_peak, &explain_top) ||
+       explain_top < 1)) {
+    return Fail(2, absl::StrCat("--explain-peak=", args->explain_peak,
+                                " is not valid; give a count of values >= 1"));
+  }
   absl::StatusOr<xla::remat::SizeFunction> size_fn =
       xla::remat::ParseSizeFunction(args->size_function);
   if (!size_fn.ok()) return Fail(2, std::string(size_fn.status().message()));
@@ -246,6 +265,16 @@ int main(int argc, char** argv) {
     original = std::move(*reference);
   } else if (args->check_numerics || !args->time_runs.empty()) {
     original = (*module)->Clone("");
+  }
+
+  // Before the pass: on the module as given (a module without a schedule
+  // has no peak yet).
+  std::string explained;
+  if (explain_top > 0 && (*module)->has_schedule()) {
+    absl::StatusOr<hlo_remat::PeakBreakdown> before =
+        hlo_remat::ExplainPeak(**module, *size_fn, explain_top);
+    if (!before.ok()) return Fail(1, std::string(before.status().message()));
+    explained = hlo_remat::FormatPeakBreakdown(*before, "before");
   }
 
   absl::StatusOr<xla::remat::RematReport> report;
@@ -290,6 +319,13 @@ int main(int argc, char** argv) {
       report->step_time_after_s = times->after_s;
       report->step_time_ratio = times->after_s / times->before_s;
     }
+  }
+  if (explain_top > 0) {
+    absl::StatusOr<hlo_remat::PeakBreakdown> after =
+        hlo_remat::ExplainPeak(**module, *size_fn, explain_top);
+    if (!after.ok()) return Fail(1, std::string(after.status().message()));
+    std::cerr << explained
+              << hlo_remat::FormatPeakBreakdown(*after, "after");
   }
   if (!args->output.empty() &&
       !WriteFile(args->output, (*module)->ToString())) {

@@ -1,0 +1,54 @@
+// Where a module's memory is at its peak: the values the HeapSimulator holds
+// at the moment it reaches its maximum (the figure the reports quote), the
+// largest first, and their bytes per computation. A diagnostic for
+// `hlo-remat --explain-peak N`, not part of the pass.
+#ifndef HLO_REMAT_PEAK_BREAKDOWN_H_
+#define HLO_REMAT_PEAK_BREAKDOWN_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/size_function.h"
+
+namespace hlo_remat {
+
+struct LiveValue {
+  std::string instruction;  // defines the value
+  std::string computation;
+  std::string shape;
+  int64_t bytes = 0;
+};
+
+struct PeakBreakdown {
+  int64_t peak_bytes = 0;
+  // The value whose allocation reached the peak.
+  std::string reached_by;
+  std::vector<LiveValue> largest;  // at most `top`, largest first
+  int64_t live_values = 0;
+  // Every live value's bytes, summed by the computation that defines it,
+  // largest first.
+  std::vector<std::pair<std::string, int64_t>> by_computation;
+  // What XLA's BufferAssigner allocates for the module on this schedule
+  // (CPU alias rules, 64-byte alignment, constants included). The simulator's
+  // module-wide minimum counts a loop-state buffer once for each computation
+  // that names it (the while, its condition's and its body's parameters), so
+  // on loops the assignment is the figure an allocator sees.
+  int64_t assigned_bytes = 0;
+};
+
+// The module must be scheduled. Uses the CPU alias rules, as the reports do.
+absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
+                                          const xla::remat::SizeFunction& size_fn,
+                                          int top);
+
+std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
+                                absl::string_view label);
+
+}  // namespace hlo_remat
+
+#endif  // HLO_REMAT_PEAK_BREAKDOWN_H_
