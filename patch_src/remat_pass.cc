@@ -19,6 +19,7 @@
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/callee_planning.h"
 #include "xla/service/remat/compact_layout.h"
 #include "xla/service/remat/invariant_stacks.h"
 #include "xla/service/remat/cost_model.h"
@@ -317,15 +318,29 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     TF_ASSIGN_OR_RETURN(
         PlannerResult result,
         RunRematPlanner(module, PlannerConfigFor(options), size_fn, *costs));
-    report.instructions_added = result.instructions_added;
-    report.recomputed = result.recomputed;
-    report.compressed = result.compressed;
-    report.undone = result.undone;
-    report.pinned = result.pinned;
+    // Sites still over the budget that run a loop body or a branch: plan
+    // inside it, on its own schedule.
+    TF_ASSIGN_OR_RETURN(
+        CalleePlanResult callees,
+        PlanCalledComputations(module, PlannerConfigFor(options), size_fn));
+    const PlannerResult& inside = callees.totals;
+    report.instructions_added =
+        result.instructions_added + inside.instructions_added;
+    report.recomputed = result.recomputed + inside.recomputed;
+    report.compressed = result.compressed + inside.compressed;
+    report.undone = result.undone + inside.undone;
+    report.pinned = result.pinned + inside.pinned;
     report.decisions = std::move(result.decisions);
+    report.decisions.insert(report.decisions.end(), inside.decisions.begin(),
+                            inside.decisions.end());
     if (options.algorithm == RematAlgorithm::kPath) {
       report.note = absl::StrCat(result.articulation_points,
                                  " articulation points");
+    }
+    if (callees.computations_planned > 0) {
+      report.note = absl::StrCat(report.note, report.note.empty() ? "" : "; ",
+                                 callees.computations_planned,
+                                 " called computation(s) planned");
     }
     if (options.algorithm == RematAlgorithm::kStandardCompress &&
         result.compressible == 0) {

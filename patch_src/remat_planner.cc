@@ -37,6 +37,16 @@ namespace remat {
 
 namespace {
 
+bool IsWhileBody(const HloComputation* computation) {
+  for (const HloInstruction* caller :
+       computation->caller_instructions(HloOpcode::kWhile)) {
+    if (caller->while_body() == computation) {
+      return true;
+    }
+  }
+  return false;
+}
+
 struct Use {
   HloInstruction* user;
   int64_t operand_no;
@@ -121,10 +131,11 @@ struct AppliedMove {
 
 class Planner {
  public:
-  Planner(HloModule* module, const PlannerConfig& config,
-          const SizeFunction& size_fn, const HloCostAnalysis& costs)
+  Planner(HloModule* module, HloComputation* computation,
+          const PlannerConfig& config, const SizeFunction& size_fn,
+          const HloCostAnalysis& costs)
       : module_(module),
-        computation_(module->entry_computation()),
+        computation_(computation),
         config_(config),
         size_fn_(size_fn),
         costs_(costs) {}
@@ -339,6 +350,26 @@ void Planner::MarkOverwrittenBuffers() {
       }
     }
   }
+  // A while body's parameter and root are one buffer per element: an
+  // element the body replaces is overwritten where its new value is defined
+  // (the earliest definition among its sources), so clones reading the old
+  // one stay strictly before that slot.
+  if (IsWhileBody(computation_)) {
+    const HloInstruction* parameter = computation_->parameter_instruction(0);
+    ShapeUtil::ForEachLeafShape(
+        parameter->shape(), [&](const Shape&, const ShapeIndex& index) {
+          const std::vector<int>& old_ids = memory_->Sources(parameter, index);
+          const std::vector<int>& new_ids =
+              memory_->Sources(computation_->root_instruction(), index);
+          if (new_ids == old_ids) return;  // passed through
+          int writer = n_;
+          for (int id : new_ids) {
+            writer = std::min(writer, std::max(0, memory_->buffers()[id].def_pos));
+          }
+          for (int id : old_ids) mark(id, writer - 1, writer);
+        });
+  }
+  if (computation_ != module_->entry_computation()) return;
   // Donated parameters (input_output_alias, e.g. weights the optimizer
   // updates) are overwritten by the earliest definition of an output aliased
   // with them; clones reading one stay strictly before that definition's
@@ -367,10 +398,12 @@ absl::Status Planner::Init() {
   sequence_ = module_->schedule().sequence(computation_).instructions();
   n_ = static_cast<int>(sequence_.size());
   TF_ASSIGN_OR_RETURN(auto called, CalledComputationPeaks(*module_, size_fn_));
-  TF_ASSIGN_OR_RETURN(ComputationMemory memory,
-                      ComputationMemory::Build(computation_, sequence_,
-                                               /*is_entry=*/true, size_fn_,
-                                               called));
+  TF_ASSIGN_OR_RETURN(
+      ComputationMemory memory,
+      ComputationMemory::Build(
+          computation_, sequence_,
+          /*is_entry=*/computation_ == module_->entry_computation(), size_fn_,
+          called));
   memory_ = std::make_unique<ComputationMemory>(std::move(memory));
   for (const TrackedBuffer& b : memory_->buffers()) {
     AddBuffer(b.size, b.def_pos, memory_->LastPosition(b), b.live_to_end);
@@ -1280,11 +1313,21 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                                               const PlannerConfig& config,
                                               const SizeFunction& size_fn,
                                               const HloCostAnalysis& costs) {
-  if (!module->has_schedule()) {
-    return absl::FailedPreconditionError(
-        "rematerialization planner needs a schedule");
+  return RunRematPlanner(module, module->entry_computation(), config, size_fn,
+                         costs);
+}
+
+absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
+                                              HloComputation* computation,
+                                              const PlannerConfig& config,
+                                              const SizeFunction& size_fn,
+                                              const HloCostAnalysis& costs) {
+  if (!module->has_schedule() ||
+      !module->schedule().is_computation_scheduled(computation)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rematerialization planner needs a schedule for ", computation->name()));
   }
-  Planner planner(module, config, size_fn, costs);
+  Planner planner(module, computation, config, size_fn, costs);
   TF_RETURN_IF_ERROR(planner.Init());
   const int64_t target = config.target_bytes;
   int64_t best_peak = planner.Plan(target);

@@ -67,6 +67,16 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                                               const SizeFunction& size_fn,
                                               const HloCostAnalysis& costs);
 
+// The same on another scheduled computation (a while body, a conditional
+// branch): its parameters are its caller's buffers, its root's outputs live
+// to its end, and a while body's replaced state elements count as
+// overwritten where their new values are defined. `costs` must cover it.
+absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
+                                              HloComputation* computation,
+                                              const PlannerConfig& config,
+                                              const SizeFunction& size_fn,
+                                              const HloCostAnalysis& costs);
+
 }  // namespace remat
 }  // namespace xla
 
