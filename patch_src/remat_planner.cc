@@ -102,6 +102,28 @@ struct Candidate {
   std::optional<Shape> compact;
 };
 
+// The state of one recompute evaluation. A link that turns out not to be
+// clonable is taken back through the logs instead of trying it on copies of
+// the sets (copying them at every level made deep searches quadratic).
+struct ChainSearch {
+  std::vector<int> chain;           // links found so far, operands first
+  absl::flat_hash_set<int> in_chain;  // the value, `chain` and the descent
+  absl::flat_hash_set<int> seen;    // buffers already counted
+  std::vector<int> seen_log;        // `seen` in insertion order
+  int64_t extension = 0;            // bytes held across p for the clone
+  int horizon = 0;                  // see Planner::Movable
+};
+
+// The sweep's last scoring of one value: its candidates in the order they
+// are considered. Valid while no move was applied or taken back since
+// (`epoch`) and the sweep is in [from, until).
+struct ScoreCache {
+  int epoch = -1;
+  int from = 0;
+  int until = 0;
+  std::vector<Candidate> candidates;
+};
+
 // Everything one move changed, so that it can be taken back.
 struct AppliedMove {
   int decision = -1;
@@ -164,16 +186,20 @@ class Planner {
   HloInstruction* ChooseOperand(HloInstruction* operand, int slot) const;
   // Checks shared by every move of value `index` at position p; sets the
   // first later use.
-  bool Movable(int index, int p, int& first_late) const;
-  bool EvaluateRecompute(int index, int p, bool chains, Candidate& out) const;
-  bool EvaluateCompress(int index, int p, Candidate& out) const;
+  // Every scoring function lowers `horizon` to the first position after p
+  // at which its answer could differ with no move applied in between (a
+  // use or the end of a buffer it compared with p is crossed): the sweep
+  // reuses a score until then.
+  bool Movable(int index, int p, int& first_late, int& horizon) const;
+  bool EvaluateRecompute(int index, int p, bool chains, Candidate& out,
+                         int& horizon) const;
+  bool EvaluateCompress(int index, int p, Candidate& out, int& horizon) const;
+  // Scores value `index` at p into its cache unless the cache still holds.
+  void Score(int index, int p);
   // Adds the operands of `index` a clone at `u` reads to the chain or to the
   // extension held across p. False when the clone cannot read them there.
   bool CollectOperands(int index, int p, int u, bool chains,
-                       std::vector<int>& chain,
-                       absl::flat_hash_set<int>& in_chain,
-                       absl::flat_hash_set<int>& seen,
-                       int64_t& extension) const;
+                       ChainSearch& search) const;
   bool ChainLink(int index) const;
   void Apply(const Candidate& candidate, int p);
   HloInstruction* PlaceClone(int index, int u,
@@ -259,6 +285,9 @@ class Planner {
   std::vector<int> active_;
   std::unique_ptr<RangeMaxTree> mem_;
   std::vector<AppliedMove> moves_;
+  // Bumped whenever a move is applied or taken back: scores go stale.
+  int epoch_ = 0;
+  std::vector<ScoreCache> scores_;  // by value
   AppliedMove* current_ = nullptr;  // the move being applied
   PlannerResult result_;
   int current_p_ = 0;
@@ -583,17 +612,27 @@ HloInstruction* Planner::ChooseOperand(HloInstruction* operand,
   return best;
 }
 
-bool Planner::Movable(int index, int p, int& first_late) const {
+bool Planner::Movable(int index, int p, int& first_late,
+                      int& horizon) const {
   const Value& v = values_[index];
-  if (v.dead || !v.movable || v.def >= p) return false;
+  if (v.dead || !v.movable) return false;
+  if (v.def >= p) {
+    horizon = std::min(horizon, v.def + 1);
+    return false;
+  }
   if (v.generation >= config_.max_generations) return false;
   const int b = v.buffer;
   if (buffer_live_to_end_[b] || End(b) <= p) return false;
+  horizon = std::min(horizon, End(b));
   first_late = n_;
   for (const Use& use : v.uses) {
-    if (use.pos == p) return false;  // needed right here
+    if (use.pos == p) {
+      horizon = std::min(horizon, p + 1);
+      return false;  // needed right here
+    }
     if (use.pos > p) first_late = std::min(first_late, use.pos);
   }
+  horizon = std::min(horizon, first_late);
   return first_late < n_;
 }
 
@@ -604,67 +643,79 @@ bool Planner::ChainLink(int index) const {
 }
 
 bool Planner::CollectOperands(int index, int p, int u, bool chains,
-                              std::vector<int>& chain,
-                              absl::flat_hash_set<int>& in_chain,
-                              absl::flat_hash_set<int>& seen,
-                              int64_t& extension) const {
+                              ChainSearch& search) const {
   for (HloInstruction* operand : values_[index].producer->operands()) {
     HloInstruction* chosen = ChooseOperand(operand, u);
-    const std::vector<int> ids = BuffersOf(chosen);
+    // No move is applied while scoring: the reference stays valid.
+    const std::vector<int>& ids = BuffersOf(chosen);
     bool held_across_p = false;
     for (int k : ids) {
       if (buffer_overwritten_at_[k] < u) return false;
-      if (BufferSize(k) > 0 && !buffer_live_to_end_[k] && End(k) < p) {
-        held_across_p = true;
-      }
-    }
-    if (held_across_p && chains &&
-        static_cast<int>(chain.size()) + 2 <= config_.max_chain_length) {
-      auto it = value_of_.find(chosen);
-      if (it != value_of_.end() && values_[it->second].instruction == chosen &&
-          ChainLink(it->second)) {
-        if (in_chain.contains(it->second)) continue;
-        // Try the link on copies; keep the extension if it cannot be cloned.
-        std::vector<int> chain_try = chain;
-        absl::flat_hash_set<int> in_chain_try = in_chain;
-        absl::flat_hash_set<int> seen_try = seen;
-        int64_t extension_try = extension;
-        in_chain_try.insert(it->second);
-        if (CollectOperands(it->second, p, u, chains, chain_try, in_chain_try,
-                            seen_try, extension_try)) {
-          chain_try.push_back(it->second);
-          chain = std::move(chain_try);
-          in_chain = std::move(in_chain_try);
-          seen = std::move(seen_try);
-          extension = extension_try;
-          continue;
+      if (BufferSize(k) > 0 && !buffer_live_to_end_[k]) {
+        if (End(k) < p) {
+          held_across_p = true;
+        } else {
+          search.horizon = std::min(search.horizon, End(k) + 1);
         }
       }
     }
+    // `in_chain` holds the value, the links kept and the links being tried
+    // on the way down: the chain would have one member more. Bounding by it
+    // (not by the links kept, which grow only on the way back up) bounds the
+    // depth of the search too.
+    if (held_across_p && chains &&
+        static_cast<int>(search.in_chain.size()) + 1 <=
+            config_.max_chain_length) {
+      auto it = value_of_.find(chosen);
+      if (it != value_of_.end() && values_[it->second].instruction == chosen &&
+          ChainLink(it->second)) {
+        const int link = it->second;
+        if (search.in_chain.contains(link)) continue;
+        const size_t chain_mark = search.chain.size();
+        const size_t seen_mark = search.seen_log.size();
+        const int64_t extension_mark = search.extension;
+        search.in_chain.insert(link);
+        if (CollectOperands(link, p, u, chains, search)) {
+          search.chain.push_back(link);
+          continue;
+        }
+        // Not clonable there: keep the extension instead.
+        for (size_t i = chain_mark; i < search.chain.size(); ++i) {
+          search.in_chain.erase(search.chain[i]);
+        }
+        search.chain.resize(chain_mark);
+        for (size_t i = seen_mark; i < search.seen_log.size(); ++i) {
+          search.seen.erase(search.seen_log[i]);
+        }
+        search.seen_log.resize(seen_mark);
+        search.extension = extension_mark;
+        search.in_chain.erase(link);
+      }
+    }
     for (int k : ids) {
-      if (!seen.insert(k).second) continue;
+      if (!search.seen.insert(k).second) continue;
+      search.seen_log.push_back(k);
       if (BufferSize(k) == 0 || buffer_live_to_end_[k]) continue;
-      if (End(k) < p) extension += BufferSize(k);
+      if (End(k) < p) search.extension += BufferSize(k);
     }
   }
   return true;
 }
 
-bool Planner::EvaluateRecompute(int index, int p, bool chains,
-                                Candidate& out) const {
+bool Planner::EvaluateRecompute(int index, int p, bool chains, Candidate& out,
+                                int& horizon) const {
   int first_late = 0;
-  if (!Movable(index, p, first_late)) return false;
-  std::vector<int> chain;
-  absl::flat_hash_set<int> in_chain = {index};
-  absl::flat_hash_set<int> seen;
-  int64_t extension = 0;
-  if (!CollectOperands(index, p, first_late, chains, chain, in_chain, seen,
-                       extension)) {
-    return false;
-  }
+  if (!Movable(index, p, first_late, horizon)) return false;
+  ChainSearch search;
+  search.in_chain.insert(index);
+  search.horizon = horizon;
+  const bool clonable = CollectOperands(index, p, first_late, chains, search);
+  horizon = search.horizon;
+  if (!clonable) return false;
+  std::vector<int>& chain = search.chain;
   if (chains && chain.empty()) return false;  // same as the plain move
   chain.push_back(index);
-  const int64_t gain = BufferSize(values_[index].buffer) - extension;
+  const int64_t gain = BufferSize(values_[index].buffer) - search.extension;
   if (gain <= 0) return false;
   out = Candidate();
   out.kind = MoveKind::kRecompute;
@@ -676,9 +727,10 @@ bool Planner::EvaluateRecompute(int index, int p, bool chains,
   return true;
 }
 
-bool Planner::EvaluateCompress(int index, int p, Candidate& out) const {
+bool Planner::EvaluateCompress(int index, int p, Candidate& out,
+                               int& horizon) const {
   int first_late = 0;
-  if (!Movable(index, p, first_late)) return false;
+  if (!Movable(index, p, first_late, horizon)) return false;
   const Value& v = values_[index];
   std::optional<Shape> compact = CompactShape(v.instruction->shape(), size_fn_);
   if (!compact.has_value()) return false;
@@ -689,7 +741,10 @@ bool Planner::EvaluateCompress(int index, int p, Candidate& out) const {
   // The compact copy reads the value at its slot; it must be behind p to
   // free anything there.
   const int slot = last_early + 1;
-  if (slot >= p) return false;
+  if (slot >= p) {
+    horizon = std::min(horizon, slot + 1);
+    return false;
+  }
   const int64_t size = BufferSize(v.buffer);
   const int64_t compact_size = size_fn_(*compact);
   out = Candidate();
@@ -904,6 +959,7 @@ void Planner::RedirectLateUses(int original, HloInstruction* replacement,
 }
 
 void Planner::Apply(const Candidate& candidate, int p) {
+  ++epoch_;
   const int u = candidate.first_late;
   moves_.emplace_back();
   current_ = &moves_.back();
@@ -1002,6 +1058,7 @@ void Planner::CountChainTransient(const std::vector<int>& fresh, int u) {
 }
 
 void Planner::Revert(AppliedMove& move) {
+  ++epoch_;
   for (auto it = move.memory_adds.rbegin(); it != move.memory_adds.rend();
        ++it) {
     mem_->Add(std::get<0>(*it), std::get<1>(*it), -std::get<2>(*it));
@@ -1034,6 +1091,13 @@ void Planner::Revert(AppliedMove& move) {
   for (int index : move.new_values) {
     values_[index].dead = true;
     values_[index].uses.clear();
+    // A value taken back never comes back: ChooseOperand need not see it
+    // again (retried plans would otherwise pile up dead versions).
+    auto vit = versions_.find(values_[index].origin);
+    if (vit != versions_.end()) {
+      std::vector<int>& list = vit->second;
+      list.erase(std::remove(list.begin(), list.end(), index), list.end());
+    }
   }
   for (int index : move.operand_values) {
     std::vector<Use>& uses = values_[index].uses;
@@ -1066,6 +1130,30 @@ bool Planner::Undoable(int move_index) const {
   return true;
 }
 
+void Planner::Score(int index, int p) {
+  ScoreCache& cache = scores_[index];
+  // Valid from the position it was scored at (a new sweep starts again at
+  // 0, possibly with nothing applied in between) up to its horizon.
+  if (cache.epoch == epoch_ && cache.from <= p && p < cache.until) return;
+  cache.candidates.clear();
+  int horizon = n_;
+  Candidate c;
+  if (config_.recompute) {
+    if (EvaluateRecompute(index, p, /*chains=*/false, c, horizon)) {
+      cache.candidates.push_back(std::move(c));
+    }
+    if (config_.chains && EvaluateRecompute(index, p, true, c, horizon)) {
+      cache.candidates.push_back(std::move(c));
+    }
+  }
+  if (config_.compress && EvaluateCompress(index, p, c, horizon)) {
+    cache.candidates.push_back(std::move(c));
+  }
+  cache.epoch = epoch_;
+  cache.from = p;
+  cache.until = horizon;
+}
+
 void Planner::Sweep(int64_t target) {
   if (target > 0 && mem_->Max() <= target) return;
   const int max_applications = 4 * n_ + 16;
@@ -1077,15 +1165,16 @@ void Planner::Sweep(int64_t target) {
     }
     absl::flat_hash_set<int> rejected;  // moves that raised the peak at p
     while (mem_->At(p) > target && applications < max_applications) {
-      Candidate best;
+      const Candidate* winner = nullptr;
       double best_score = -1;
-      auto consider = [&](Candidate& c) {
+      auto consider = [&](const Candidate& c) {
         const double score = static_cast<double>(c.gain) / c.cost;
         if (score > best_score) {
           best_score = score;
-          best = std::move(c);
+          winner = &c;
         }
       };
+      if (scores_.size() < values_.size()) scores_.resize(values_.size());
       size_t keep = 0;
       for (size_t i = 0; i < active_.size(); ++i) {
         const int index = active_[i];
@@ -1096,18 +1185,14 @@ void Planner::Sweep(int64_t target) {
         }
         active_[keep++] = index;
         if (rejected.contains(index)) continue;
-        Candidate c;
-        if (config_.recompute) {
-          if (EvaluateRecompute(index, p, /*chains=*/false, c)) consider(c);
-          if (config_.chains && EvaluateRecompute(index, p, true, c)) {
-            consider(c);
-          }
-        }
-        if (config_.compress && EvaluateCompress(index, p, c)) consider(c);
+        Score(index, p);
+        for (const Candidate& c : scores_[index].candidates) consider(c);
       }
       active_.resize(keep);
-      if (best.value < 0) break;
+      if (winner == nullptr) break;
+      const Candidate best = *winner;  // Apply grows the caches
       const int64_t peak_before = mem_->Max();
+      const int epoch_before = epoch_;
       Apply(best, p);
       ++applications;
       if (mem_->Max() > std::max(target, peak_before)) {
@@ -1117,6 +1202,9 @@ void Planner::Sweep(int64_t target) {
         moves_.pop_back();
         result_.decisions.pop_back();
         rejected.insert(best.value);
+        // Everything scoring reads is as it was before the move (its values
+        // are dead and out of `versions_`): the scores still hold.
+        epoch_ = epoch_before;
       }
     }
   }
@@ -1162,6 +1250,7 @@ void Planner::RevertAll() {
   moves_.clear();
   result_.decisions.clear();
   result_.undone = 0;
+  result_.planned_peak_bytes = mem_->Max();
   for (int index : active_) values_[index].active = false;
   active_.clear();
 }
@@ -1338,8 +1427,13 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
     int64_t best_target = target, last_target = target;
     const int64_t room = planner.initial_peak() - target;
     for (int step = 1; step < kTargetLadderSteps; ++step) {
+      const int64_t rung = target + room * step / kTargetLadderSteps;
+      // The sweep stops lowering a position once it is at the rung: a plan
+      // aimed at or above the best peak so far cannot end below it. (Rungs
+      // only rise, so the rest are skipped too.)
+      if (rung >= best_peak) break;
       planner.RevertAll();
-      last_target = target + room * step / kTargetLadderSteps;
+      last_target = rung;
       const int64_t peak = planner.Plan(last_target);
       if (peak < best_peak) {
         best_peak = peak;
@@ -1348,7 +1442,7 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
     }
     if (best_target != last_target) {
       planner.RevertAll();
-      planner.Plan(best_target);
+      best_peak = planner.Plan(best_target);
     }
   }
   return planner.Materialize();
