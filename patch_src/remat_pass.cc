@@ -111,6 +111,29 @@ absl::Status CheckLiveRanges(const HloModule& module,
 constexpr char kNothingCompact[] =
     "no value has a smaller compact form under this size function";
 
+// Why a finished plan is not worth applying, or "" when it is. A plan must
+// lower the simulated peak; one that still misses the budget must lower it
+// by at least kMinUsefulReduction of the start: the model does not fit
+// either way, and a smaller gain is within what an allocator's fragmentation
+// moves, bought with recomputation on every step.
+constexpr double kMinUsefulReduction = 0.01;
+
+std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes,
+                          int64_t budget_bytes) {
+  if (planned_bytes >= start_bytes) {
+    return absl::StrCat("the plan does not lower the simulated peak (",
+                        start_bytes, " -> ", planned_bytes, " bytes)");
+  }
+  const bool missed = budget_bytes > 0 && planned_bytes > budget_bytes;
+  if (missed && static_cast<double>(start_bytes - planned_bytes) <
+                    kMinUsefulReduction * static_cast<double>(start_bytes)) {
+    return absl::StrCat("the plan misses the budget and lowers the simulated "
+                        "peak by less than 1% (",
+                        start_bytes, " -> ", planned_bytes, " bytes)");
+  }
+  return "";
+}
+
 bool HasWhileLoop(const HloModule& module) {
   for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
@@ -315,9 +338,21 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                                result.reported_before_bytes, " -> ",
                                result.reported_after_bytes, " bytes");
   } else {
-    TF_ASSIGN_OR_RETURN(
-        PlannerResult result,
-        RunRematPlanner(module, PlannerConfigFor(options), size_fn, *costs));
+    PlannerConfig config = PlannerConfigFor(options);
+    // The planner's tracker and the simulator may disagree (operand buffer
+    // reuse, loop state): the plan is judged by the simulator before it is
+    // applied, against the schedule it started from.
+    std::string rejection;
+    config.keep_plan = [&](const HloModule& planned) -> absl::StatusOr<bool> {
+      TF_ASSIGN_OR_RETURN(int64_t peak,
+                          HeapSimulatorPeak(planned, size_fn, alias_info));
+      const int64_t start = report.heap_sim_scheduled_bytes;
+      rejection = PlanRejection(start, peak, options.memory_limit_bytes);
+      return rejection.empty();
+    };
+    TF_ASSIGN_OR_RETURN(PlannerResult result,
+                        RunRematPlanner(module, config, size_fn, *costs));
+
     // Sites still over the budget that run a loop body or a branch: plan
     // inside it, on its own schedule.
     TF_ASSIGN_OR_RETURN(
@@ -336,6 +371,10 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     if (options.algorithm == RematAlgorithm::kPath) {
       report.note = absl::StrCat(result.articulation_points,
                                  " articulation points");
+    }
+    if (result.plan_rejected) {
+      report.note = absl::StrCat(report.note, report.note.empty() ? "" : "; ",
+                                 rejection, ": plan taken back");
     }
     if (callees.computations_planned > 0) {
       report.note = absl::StrCat(report.note, report.note.empty() ? "" : "; ",

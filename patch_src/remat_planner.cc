@@ -169,13 +169,34 @@ class Planner {
   // Takes back every move, newest first: the module is as Init found it.
   void RevertAll();
   int64_t initial_peak() const { return result_.initial_peak_bytes; }
+  bool has_moves() const {
+    for (const AppliedMove& move : moves_) {
+      if (!move.undone) return true;
+    }
+    return false;
+  }
+  void set_rejected() {
+    result_.plan_rejected = true;
+    result_.planned_peak_bytes = result_.initial_peak_bytes;
+  }
   absl::StatusOr<PlannerResult> Materialize();
+  // A copy of the module with the plan applied (same names, the planned
+  // order), for judging the plan before it is applied.
+  absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy();
 
  private:
   void Sweep(int64_t target);
   // Drops their control edges and removes them, users first.
-  absl::Status RemoveInstructions(
+  static absl::Status RemoveInstructions(
+      HloComputation* computation,
       absl::flat_hash_set<const HloInstruction*> doomed);
+  // What the plan leaves: producers no use is left for, and the order of
+  // the computation with the clones and copies at their slots.
+  struct FinalOrder {
+    absl::flat_hash_set<const HloInstruction*> dead;
+    HloInstructionSequence sequence;
+  };
+  FinalOrder ComputeFinalOrder() const;
   void UndoChains(int64_t target);
   int64_t BufferSize(int b) const { return buffer_size_[b]; }
   int End(int b) const { return buffer_end_[b]; }
@@ -1256,6 +1277,7 @@ void Planner::RevertAll() {
 }
 
 absl::Status Planner::RemoveInstructions(
+    HloComputation* computation,
     absl::flat_hash_set<const HloInstruction*> doomed) {
   for (const HloInstruction* instruction : doomed) {
     TF_RETURN_IF_ERROR(
@@ -1273,21 +1295,28 @@ absl::Status Planner::RemoveInstructions(
     }
     for (const HloInstruction* instruction : ready) {
       doomed.erase(instruction);
-      TF_RETURN_IF_ERROR(computation_->RemoveInstruction(
+      TF_RETURN_IF_ERROR(computation->RemoveInstruction(
           const_cast<HloInstruction*>(instruction)));
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<PlannerResult> Planner::Materialize() {
-  // Instructions of moves taken back go first: they may be the last users of
-  // a producer that is dead otherwise.
-  TF_RETURN_IF_ERROR(RemoveInstructions(removed_));
+Planner::FinalOrder Planner::ComputeFinalOrder() const {
+  // Instructions of moves taken back are gone (or about to be): they may be
+  // the last users of a producer that is dead otherwise.
+  auto readers = [&](const HloInstruction* instruction) {
+    std::vector<const HloInstruction*> out;
+    for (const HloInstruction* user : instruction->users()) {
+      if (!removed_.contains(user)) out.push_back(user);
+    }
+    return out;
+  };
   // A producer whose every use moved to a clone dies, with the bitcasts of
   // it that nobody reads any more.
   const HloInstruction* root = computation_->root_instruction();
-  absl::flat_hash_set<const HloInstruction*> dead;
+  FinalOrder order;
+  absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
   for (const Value& v : values_) {
     if (!v.dead || removed_.contains(v.instruction) || v.instruction == root) {
       continue;
@@ -1296,7 +1325,7 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
     if (v.tuple_index >= 0) {
       // Every get-tuple-element of the element.
       group.clear();
-      for (const HloInstruction* user : v.producer->users()) {
+      for (const HloInstruction* user : readers(v.producer)) {
         if (user->opcode() == HloOpcode::kGetTupleElement &&
             user->tuple_index() == v.tuple_index && user != root) {
           group.push_back(user);
@@ -1305,7 +1334,7 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
     }
     bool unused = true;
     for (size_t i = 0; i < group.size() && unused; ++i) {
-      for (const HloInstruction* user : group[i]->users()) {
+      for (const HloInstruction* user : readers(group[i])) {
         if (user->opcode() == HloOpcode::kBitcast &&
             user != computation_->root_instruction()) {
           group.push_back(user);
@@ -1324,10 +1353,10 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
     }
     std::vector<const HloInstruction*> unread;
     bool unused = true;
-    for (const HloInstruction* user : v.producer->users()) {
+    for (const HloInstruction* user : readers(v.producer)) {
       if (dead.contains(user)) continue;
       if (user->opcode() == HloOpcode::kGetTupleElement &&
-          user->user_count() == 0 && user != root) {
+          readers(user).empty() && user != root) {
         unread.push_back(user);
         continue;
       }
@@ -1337,7 +1366,7 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
     dead.insert(unread.begin(), unread.end());
     dead.insert(v.producer);
   }
-  HloInstructionSequence sequence;
+  HloInstructionSequence& sequence = order.sequence;
   absl::flat_hash_set<const HloInstruction*> placed;
   for (int slot = 0; slot < n_; ++slot) {
     // Instructions added at one slot may read each other: operands first.
@@ -1367,9 +1396,69 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
     HloInstruction* original = sequence_[slot];
     if (!dead.contains(original)) sequence.push_back(original);
   }
+  return order;
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> Planner::PlannedCopy() {
+  const FinalOrder order = ComputeFinalOrder();
+  // Cloning verifies the schedule, which must name every instruction: the
+  // planned order, then what is about to go (users last). Materialize sets
+  // the real order.
+  HloInstructionSequence everything = order.sequence;
+  for (HloInstruction* instruction :
+       computation_->MakeInstructionPostOrder()) {
+    if (removed_.contains(instruction) || order.dead.contains(instruction)) {
+      everything.push_back(instruction);
+    }
+  }
+  module_->schedule().set_sequence(computation_, std::move(everything));
+  // Clone("") keeps every name, which is how instructions are found again.
+  std::unique_ptr<HloModule> copy = module_->Clone("");
+  HloComputation* computation =
+      copy->GetComputationWithName(computation_->name());
+  if (computation == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "rematerialization: the planned copy lost ", computation_->name()));
+  }
+  absl::flat_hash_map<absl::string_view, HloInstruction*> by_name;
+  for (HloInstruction* instruction : computation->instructions()) {
+    by_name[instruction->name()] = instruction;
+  }
+  auto find = [&](const HloInstruction* original)
+      -> absl::StatusOr<HloInstruction*> {
+    auto it = by_name.find(original->name());
+    if (it == by_name.end()) {
+      return absl::InternalError(absl::StrCat(
+          "rematerialization: ", original->name(), " is not in the copy"));
+    }
+    return it->second;
+  };
+  absl::flat_hash_set<const HloInstruction*> doomed;
+  for (const HloInstruction* instruction : removed_) {
+    TF_ASSIGN_OR_RETURN(HloInstruction * in_copy, find(instruction));
+    doomed.insert(in_copy);
+  }
+  for (const HloInstruction* instruction : order.dead) {
+    TF_ASSIGN_OR_RETURN(HloInstruction * in_copy, find(instruction));
+    doomed.insert(in_copy);
+  }
+  TF_RETURN_IF_ERROR(RemoveInstructions(computation, std::move(doomed)));
+  HloInstructionSequence sequence;
+  for (HloInstruction* instruction : order.sequence.instructions()) {
+    TF_ASSIGN_OR_RETURN(HloInstruction * in_copy, find(instruction));
+    sequence.push_back(in_copy);
+  }
+  copy->schedule().set_sequence(computation, std::move(sequence));
+  return copy;
+}
+
+absl::StatusOr<PlannerResult> Planner::Materialize() {
+  TF_RETURN_IF_ERROR(RemoveInstructions(computation_, removed_));
+  FinalOrder order = ComputeFinalOrder();
+  const absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
   result_.instructions_removed = static_cast<int>(dead.size());
-  TF_RETURN_IF_ERROR(RemoveInstructions(dead));
-  module_->schedule().set_sequence(computation_, std::move(sequence));
+  TF_RETURN_IF_ERROR(RemoveInstructions(computation_, dead));
+  module_->schedule().set_sequence(computation_, std::move(order.sequence));
 
   // Keep each clone after the point whose memory it relieves, so that a later
   // scheduler cannot hoist it back next to the original (jax PR #2391).
@@ -1392,6 +1481,11 @@ absl::StatusOr<PlannerResult> Planner::Materialize() {
       continue;
     }
     TF_RETURN_IF_ERROR(reader->AddControlDependencyTo(writer));
+  }
+  // Fusion clones brought their own fused computations; those of clones
+  // taken back (or of producers that died) are unreachable now.
+  if (!removed_.empty() || !dead.empty()) {
+    TF_RETURN_IF_ERROR(module_->RemoveUnusedComputations());
   }
   return result_;
 }
@@ -1443,6 +1537,15 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
     if (best_target != last_target) {
       planner.RevertAll();
       best_peak = planner.Plan(best_target);
+    }
+  }
+  if (config.keep_plan != nullptr && planner.has_moves()) {
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
+                        planner.PlannedCopy());
+    TF_ASSIGN_OR_RETURN(bool keep, config.keep_plan(*planned));
+    if (!keep) {
+      planner.RevertAll();
+      planner.set_rejected();
     }
   }
   return planner.Materialize();

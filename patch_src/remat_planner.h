@@ -20,6 +20,7 @@
 #define XLA_SERVICE_REMAT_REMAT_PLANNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -44,6 +45,10 @@ struct PlannerConfig {
   bool chains = false;
   // Instructions in one chain, the value included.
   int max_chain_length = 8;
+  // Judges the finished plan on a copy of the module with it applied,
+  // before the module is touched; false takes every move back, so that the
+  // computation comes back as it was given. Unset: every plan is kept.
+  std::function<absl::StatusOr<bool>(const HloModule& planned)> keep_plan;
 };
 
 struct PlannerResult {
@@ -54,6 +59,7 @@ struct PlannerResult {
   int articulation_points = 0;
   int instructions_added = 0;    // clones, copies and the bitcasts they need
   int instructions_removed = 0;  // producers left with no use
+  bool plan_rejected = false;    // keep_plan said no: nothing applied
   int pinned = 0;  // control edges keeping clones after their trigger point
   int64_t initial_peak_bytes = 0;  // tracker, before the plan
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
