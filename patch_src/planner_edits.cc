@@ -475,7 +475,8 @@ absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
   }
 
   RematDecision d;
-  d.action = candidate.kind == MoveKind::kRecompute ? "recompute" : "compress";
+  d.action = candidate.kind == MoveKind::kRecompute ? RematAction::kRecompute
+                                                     : RematAction::kCompress;
   d.value = std::string(s.values[candidate.value].producer->name());
   d.result = std::string(provider->name());
   d.at = std::string(s.sequence[p]->name());

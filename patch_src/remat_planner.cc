@@ -159,7 +159,7 @@ absl::Status Planner::UndoChains(int64_t target) {
     if (s.liveness->PeakWithout(move.liveness) > limit) continue;
     TF_RETURN_IF_ERROR(RevertMove(s, move));
     RematDecision d = s.result.decisions[move.decision];
-    d.action = "undo path";
+    d.action = RematAction::kUndoPath;
     s.result.decisions.push_back(std::move(d));
     ++s.result.undone;
   }
