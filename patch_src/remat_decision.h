@@ -6,17 +6,38 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace xla {
 namespace remat {
 
+enum class RematAction {
+  kRecompute,  // a clone (or a chain of clones) serves the later uses
+  kCompress,   // a compact copy is kept and copied back
+  kUndoPath,   // `path` took an earlier recompute back
+};
+
+// The action as reports and dumps spell it: the one place the text lives.
+inline absl::string_view RematActionName(RematAction action) {
+  switch (action) {
+    case RematAction::kRecompute:
+      return "recompute";
+    case RematAction::kCompress:
+      return "compress";
+    case RematAction::kUndoPath:
+      return "undo path";
+  }
+  return "unknown";
+}
+
 struct RematDecision {
-  std::string action;  // "recompute", "compress", "undo path"
+  RematAction action = RematAction::kRecompute;
   std::string value;   // the instruction whose value moves
   std::string result;  // the instruction that now provides it
   std::string at;      // the over-budget instruction that prompted it
   std::string before;  // the first later use it now serves
   // Instructions the decision added (a chain has several; compress has the
-  // compact copy and the copy back); for "undo path", the ones it removed.
+  // compact copy and the copy back); for kUndoPath, the ones it removed.
   std::vector<std::string> instructions;
   int64_t bytes_saved = 0;
   double cost = 0;  // element operations: FLOPs plus one per 4 bytes moved

@@ -17,6 +17,7 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/remat_decision.h"
 #include "xla/shape_util.h"
 #include "xla/tsl/platform/env.h"
 #include "xla/tsl/platform/errors.h"
@@ -67,12 +68,12 @@ std::string DotQuote(absl::string_view s) {
 }
 
 // Names the report says were added, by kind.
-absl::flat_hash_map<std::string, std::string> AddedBy(
+absl::flat_hash_map<std::string, RematAction> AddedBy(
     const RematReport& report) {
-  absl::flat_hash_map<std::string, std::string> added;
+  absl::flat_hash_map<std::string, RematAction> added;
   for (const RematDecision& d : report.decisions) {
     for (const std::string& name : d.instructions) {
-      if (d.action == "undo path") {
+      if (d.action == RematAction::kUndoPath) {
         added.erase(name);
       } else {
         added[name] = d.action;
@@ -102,7 +103,7 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
   const int64_t peak = std::max<int64_t>(1, memory.peak());
   const int64_t threshold =
       static_cast<int64_t>(kDotMinFractionOfPeak * static_cast<double>(peak));
-  const absl::flat_hash_map<std::string, std::string> added = AddedBy(report);
+  const absl::flat_hash_map<std::string, RematAction> added = AddedBy(report);
   absl::flat_hash_set<const HloInstruction*> shown;
   int64_t widest = 1;
   for (const HloInstruction* instruction : memory.sequence()) {
@@ -134,7 +135,7 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
     std::string extra;
     auto it = added.find(instruction->name());
     if (it != added.end()) {
-      const bool compressed = it->second == "compress";
+      const bool compressed = it->second == RematAction::kCompress;
       absl::StrAppend(&label, "\\n", compressed ? "COMPRESSED" : "RECOMPUTED");
       extra = compressed ? ", shape=octagon, color=darkgreen, penwidth=3"
                          : ", shape=doubleoctagon, color=blue, penwidth=3";
@@ -180,7 +181,8 @@ absl::Status WriteMemoryLog(const HloModule& module,
     by_at[d.at].push_back(&d);
   }
   auto decision_line = [](const RematDecision& d) {
-    return absl::StrCat("  decision[", d.action, "] value=", d.value,
+    return absl::StrCat("  decision[", RematActionName(d.action),
+                        "] value=", d.value,
                         " result=", d.result, " at=", d.at,
                         " before=", d.before, " bytes_saved=", d.bytes_saved,
                         absl::StrFormat(" cost=%.17g", d.cost), "\n");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "xla/service/remat/remat_decision.h"
 
 namespace xla {
 namespace remat {
@@ -97,7 +98,8 @@ std::string RematReport::ToJson() const {
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"action\": ",
-                    Quote(d.action), ", \"value\": ", Quote(d.value),
+                    Quote(RematActionName(d.action)),
+                    ", \"value\": ", Quote(d.value),
                     ", \"result\": ", Quote(d.result), ", \"at\": ",
                     Quote(d.at), ", \"before\": ", Quote(d.before),
                     ", \"instructions\": [", NameList(d.instructions), "]",

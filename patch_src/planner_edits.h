@@ -1,0 +1,44 @@
+// The planner's edits of the HLO: applying a move (clones or compact copies
+// placed at their slots, late uses redirected, producers left unused marked
+// dead), taking it back, and at the end turning the plan into the module
+// (the final order, instructions removed, control edges that pin clones
+// after their trigger points and reads before overwrites).
+//
+// Separate from scoring so that everything that mutates the module or the
+// liveness model goes through one place that also logs how to undo it.
+#ifndef XLA_SERVICE_REMAT_PLANNER_EDITS_H_
+#define XLA_SERVICE_REMAT_PLANNER_EDITS_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/remat_planner.h"
+
+namespace xla {
+namespace remat {
+
+// Makes value `index` a candidate of the sweep from now on.
+void Activate(PlannerState& s, int index);
+
+// Applies `candidate` at position p as the newest move, with its decision.
+absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p);
+
+// Takes `move` back: the liveness model and the uses are as before it, and
+// its instructions are left for removal.
+absl::Status RevertMove(PlannerState& s, AppliedMove& move);
+
+// A copy of the module with the plan applied (same names, the planned
+// order), for judging the plan before it is applied.
+absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s);
+
+// Applies the plan to the module: removes what it leaves unused, sets the
+// planned order and adds the control edges the plan needs.
+absl::StatusOr<PlannerResult> Materialize(PlannerState& s);
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_PLANNER_EDITS_H_

@@ -1,0 +1,151 @@
+#include "xla/service/remat/planner_liveness.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/service/remat/range_max_tree.h"
+
+namespace xla {
+namespace remat {
+
+int LivenessModel::AddBuffer(int64_t size, int def, int end,
+                             bool live_to_end) {
+  PlannerBuffer buffer;
+  buffer.size = size;
+  buffer.def = def;
+  buffer.end = std::max(def, end);
+  buffer.live_to_end = live_to_end;
+  buffer.overwritten_at = n_;
+  buffers_.push_back(std::move(buffer));
+  const int b = buffer_count() - 1;
+  Touch(b);
+  return b;
+}
+
+void LivenessModel::MarkOverwritten(int b, int slot, HloInstruction* writer) {
+  PlannerBuffer& buffer = buffers_[b];
+  if (slot < buffer.overwritten_at) {
+    buffer.overwritten_at = slot;
+    buffer.writer = writer;
+  }
+}
+
+void LivenessModel::SetProfile(const std::vector<int64_t>& profile) {
+  profile_ = std::make_unique<RangeMaxTree>(profile);
+}
+
+void LivenessModel::BeginMove(int move, LivenessUndo* undo) {
+  move_ = move;
+  undo_ = undo;
+}
+
+void LivenessModel::EndMove() {
+  move_ = -1;
+  undo_ = nullptr;
+}
+
+void LivenessModel::AddMemory(int lo, int hi, int64_t delta) {
+  profile_->Add(lo, hi, delta);
+  if (undo_ != nullptr) undo_->memory_adds.push_back({lo, hi, delta});
+}
+
+void LivenessModel::SetEnd(int b, int end) {
+  if (undo_ != nullptr) undo_->old_ends.push_back({b, buffers_[b].end});
+  buffers_[b].end = end;
+  Touch(b);
+}
+
+void LivenessModel::AddRead(int b, int slot) {
+  PlannerBuffer& buffer = buffers_[b];
+  if (buffer.live_to_end || buffer.freed) return;
+  buffer.reads.insert(slot);
+  if (undo_ != nullptr) undo_->reads.push_back({b, slot, true});
+  UpdateEnd(b);
+}
+
+void LivenessModel::RemoveRead(int b, int slot) {
+  PlannerBuffer& buffer = buffers_[b];
+  if (buffer.live_to_end || buffer.freed) return;
+  auto it = buffer.reads.find(slot);
+  if (it == buffer.reads.end()) return;
+  buffer.reads.erase(it);
+  if (undo_ != nullptr) undo_->reads.push_back({b, slot, false});
+  UpdateEnd(b);
+}
+
+void LivenessModel::Free(int b) {
+  buffers_[b].freed = true;
+  if (undo_ != nullptr) undo_->freed.push_back(b);
+}
+
+void LivenessModel::UpdateEnd(int b) {
+  const PlannerBuffer& buffer = buffers_[b];
+  const int end = buffer.reads.empty()
+                      ? buffer.def
+                      : std::max(buffer.def, *buffer.reads.rbegin());
+  const int old_end = buffer.end;
+  if (end == old_end) return;
+  if (end > old_end) {
+    AddMemory(old_end + 1, end, buffer.size);
+  } else {
+    AddMemory(end + 1, old_end, -buffer.size);
+  }
+  SetEnd(b, end);
+}
+
+void LivenessModel::Touch(int b) {
+  if (undo_ == nullptr) return;
+  if (buffers_[b].touched_by == move_) return;
+  undo_->old_touches.push_back({b, buffers_[b].touched_by});
+  buffers_[b].touched_by = move_;
+}
+
+void LivenessModel::Revert(const LivenessUndo& undo) {
+  for (auto it = undo.memory_adds.rbegin(); it != undo.memory_adds.rend();
+       ++it) {
+    profile_->Add(std::get<0>(*it), std::get<1>(*it), -std::get<2>(*it));
+  }
+  for (auto it = undo.old_ends.rbegin(); it != undo.old_ends.rend(); ++it) {
+    buffers_[it->first].end = it->second;
+  }
+  for (int b : undo.freed) buffers_[b].freed = false;
+  for (auto it = undo.reads.rbegin(); it != undo.reads.rend(); ++it) {
+    const auto& [b, slot, added] = *it;
+    std::multiset<int>& reads = buffers_[b].reads;
+    if (added) {
+      auto read = reads.find(slot);
+      if (read != reads.end()) reads.erase(read);
+    } else {
+      reads.insert(slot);
+    }
+  }
+  for (auto it = undo.old_touches.rbegin(); it != undo.old_touches.rend();
+       ++it) {
+    buffers_[it->first].touched_by = it->second;
+  }
+}
+
+bool LivenessModel::Undoable(const LivenessUndo& undo, int move) const {
+  for (const auto& [b, unused] : undo.old_touches) {
+    if (buffers_[b].touched_by != move) return false;
+  }
+  return true;
+}
+
+int64_t LivenessModel::PeakWithout(const LivenessUndo& undo) {
+  for (const auto& [lo, hi, delta] : undo.memory_adds) {
+    profile_->Add(lo, hi, -delta);
+  }
+  const int64_t peak = profile_->Max();
+  for (const auto& [lo, hi, delta] : undo.memory_adds) {
+    profile_->Add(lo, hi, delta);
+  }
+  return peak;
+}
+
+}  // namespace remat
+}  // namespace xla

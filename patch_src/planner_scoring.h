@@ -1,0 +1,41 @@
+// Scoring of the planner's moves: whether a value can move at a position,
+// what recomputing (alone or with a chain of its operands) or compressing it
+// would free there and at what cost.
+//
+// Read-only over the planner's state (planner_values.h), so a score can be
+// cached and reused until a move changes the state or the sweep crosses a
+// position the score depended on (its horizon).
+#ifndef XLA_SERVICE_REMAT_PLANNER_SCORING_H_
+#define XLA_SERVICE_REMAT_PLANNER_SCORING_H_
+
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/service/remat/planner_values.h"
+
+namespace xla {
+namespace remat {
+
+// The version of `operand` a clone placed at `slot` should read: the one
+// that lives longest among those defined before it.
+HloInstruction* ChooseOperand(const PlannerState& s, HloInstruction* operand,
+                              int slot);
+
+// Checks shared by every move of value `index` at position p; sets the
+// first later use.
+// Every scoring function lowers `horizon` to the first position after p at
+// which its answer could differ with no move applied in between (a use or
+// the end of a buffer it compared with p is crossed): the sweep reuses a
+// score until then.
+bool Movable(const PlannerState& s, int index, int p, int& first_late,
+             int& horizon);
+bool EvaluateRecompute(const PlannerState& s, int index, int p, bool chains,
+                       Candidate& out, int& horizon);
+bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
+                      int& horizon);
+
+// Scores value `index` at p into `cache` unless the cache still holds.
+void Score(const PlannerState& s, int index, int p, ScoreCache& cache);
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_PLANNER_SCORING_H_
