@@ -9,7 +9,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
-#include "xla/hlo/ir/hlo_input_output_alias_config.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/hlo/ir/hlo_schedule.h"
@@ -177,28 +176,6 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
   for (const std::vector<int>& ids :
        m.sources_.at(computation->root_instruction())) {
     for (int id : ids) m.buffers_[id].live_to_end = true;
-  }
-  if (is_entry) {
-    // An output aliased with a parameter (input_output_alias: donated weights
-    // and optimizer state the step updates) is written into that
-    // parameter's buffer, which lives throughout anyway: no bytes of its own.
-    // Counting it again put parameter-dominated steps far above
-    // HeapSimulator, and the planner spent compute on memory that was not
-    // there.
-    computation->parent()->input_output_alias_config().ForEachAlias(
-        [&](const ShapeIndex& output_index,
-            const HloInputOutputAliasConfig::Alias& alias) {
-          const HloInstruction* parameter =
-              computation->parameter_instruction(alias.parameter_number);
-          const std::vector<int>& kept =
-              m.Sources(parameter, alias.parameter_index);
-          for (int id : m.Sources(computation->root_instruction(),
-                                  output_index)) {
-            if (std::find(kept.begin(), kept.end(), id) == kept.end()) {
-              m.buffers_[id].size = 0;
-            }
-          }
-        });
   }
 
   const int n = static_cast<int>(sequence.size());

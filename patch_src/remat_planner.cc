@@ -37,6 +37,17 @@ namespace {
 // targets evenly between it and the starting peak.
 constexpr int kTargetLadderSteps = 4;
 
+// A finished plan, as the driver compares them.
+struct PlanOutcome {
+  int64_t target = 0;
+  int64_t peak = 0;
+  double cost = 0;  // of the moves kept
+  // Lower peak; at the same peak, less recomputation.
+  bool BetterThan(const PlanOutcome& other) const {
+    return peak != other.peak ? peak < other.peak : cost < other.cost;
+  }
+};
+
 class Planner {
  public:
   Planner(HloModule* module, HloComputation* computation,
@@ -51,6 +62,13 @@ class Planner {
   // Takes back every move, newest first: the module is as Init found it.
   absl::Status RevertAll();
   int64_t initial_peak() const { return state_.result.initial_peak_bytes; }
+  double kept_cost() const {
+    double cost = 0;
+    for (const AppliedMove& move : state_.moves) {
+      if (!move.undone) cost += move.cost;
+    }
+    return cost;
+  }
   bool has_moves() const {
     for (const AppliedMove& move : state_.moves) {
       if (!move.undone) return true;
@@ -210,30 +228,40 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   Planner planner(module, computation, config, size_fn, costs);
   TF_RETURN_IF_ERROR(planner.Init());
   const int64_t target = config.target_bytes;
-  TF_ASSIGN_OR_RETURN(int64_t best_peak, planner.Plan(target));
-  if (target > 0 && best_peak > target && planner.initial_peak() > target) {
+  int64_t last_target = target;
+  auto plan = [&](int64_t aim) -> absl::StatusOr<PlanOutcome> {
+    if (aim != last_target) TF_RETURN_IF_ERROR(planner.RevertAll());
+    last_target = aim;
+    TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(aim));
+    return PlanOutcome{aim, peak, planner.kept_cost()};
+  };
+  TF_ASSIGN_OR_RETURN(PlanOutcome best, plan(target));
+  if (target > 0 && best.peak > target && planner.initial_peak() > target) {
     // Missed: a greedy plan aimed too low can end above one aimed higher
     // (its clones keep operands alive everywhere). Try a few targets between
     // the budget and the starting peak and keep the lowest plan.
-    int64_t best_target = target, last_target = target;
+    std::vector<int64_t> aims;
     const int64_t room = planner.initial_peak() - target;
     for (int step = 1; step < kTargetLadderSteps; ++step) {
-      const int64_t rung = target + room * step / kTargetLadderSteps;
-      // The sweep stops lowering a position once it is at the rung: a plan
-      // aimed at or above the best peak so far cannot end below it. (Rungs
-      // only rise, so the rest are skipped too.)
-      if (rung >= best_peak) break;
-      TF_RETURN_IF_ERROR(planner.RevertAll());
-      last_target = rung;
-      TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(last_target));
-      if (peak < best_peak) {
-        best_peak = peak;
-        best_target = last_target;
-      }
+      aims.push_back(target + room * step / kTargetLadderSteps);
     }
-    if (best_target != last_target) {
-      TF_RETURN_IF_ERROR(planner.RevertAll());
-      TF_ASSIGN_OR_RETURN(best_peak, planner.Plan(best_target));
+    for (int64_t aim : aims) {
+      // The sweep stops lowering a position once it is at the aim: a plan
+      // aimed at or above the best peak so far cannot end below it.
+      if (aim >= best.peak) continue;
+      TF_ASSIGN_OR_RETURN(PlanOutcome outcome, plan(aim));
+      if (outcome.peak < best.peak) best = outcome;
+    }
+    // Still missed: aim at the lowest peak reached, so that the moves that
+    // went past it for nothing are not made. (Only when the tracker saw a
+    // gain: where it sees none, the simulator may, and keep_plan judges.)
+    if (best.peak > target && best.peak < planner.initial_peak() &&
+        best.target != best.peak) {
+      TF_ASSIGN_OR_RETURN(PlanOutcome outcome, plan(best.peak));
+      if (outcome.BetterThan(best)) best = outcome;
+    }
+    if (best.target != last_target) {
+      TF_ASSIGN_OR_RETURN(best, plan(best.target));
     }
   }
   if (config.keep_plan != nullptr && planner.has_moves()) {
