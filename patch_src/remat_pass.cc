@@ -372,22 +372,24 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.decisions = std::move(result.decisions);
     report.decisions.insert(report.decisions.end(), inside.decisions.begin(),
                             inside.decisions.end());
-    if (options.algorithm == RematAlgorithm::kPath) {
-      report.note = absl::StrCat(result.articulation_points,
-                                 " articulation points");
-    }
-    if (result.plan_rejected) {
+    auto add_note = [&](absl::string_view text) {
       report.note = absl::StrCat(report.note, report.note.empty() ? "" : "; ",
-                                 rejection, ": plan taken back");
-    }
-    if (callees.computations_planned > 0) {
-      report.note = absl::StrCat(report.note, report.note.empty() ? "" : "; ",
-                                 callees.computations_planned,
-                                 " called computation(s) planned");
-    }
+                                 text);
+    };
     if (options.algorithm == RematAlgorithm::kStandardCompress &&
         result.compressible == 0) {
-      report.note = kNothingCompact;
+      add_note(kNothingCompact);
+    }
+    if (options.algorithm == RematAlgorithm::kPath) {
+      add_note(absl::StrCat(result.articulation_points,
+                            " articulation points"));
+    }
+    if (result.plan_rejected) {
+      add_note(absl::StrCat(rejection, ": plan taken back"));
+    }
+    if (callees.computations_planned > 0) {
+      add_note(absl::StrCat(callees.computations_planned,
+                            " called computation(s) planned"));
     }
   }
   TF_RETURN_IF_ERROR(VerifyModule(module));
