@@ -62,16 +62,7 @@ absl::StatusOr<CalleePlanResult> PlanCalledComputations(
       continue;
     }
     ++out.computations_planned;
-    PlannerResult& totals = out.totals;
-    totals.recomputed += result.recomputed;
-    totals.compressed += result.compressed;
-    totals.undone += result.undone;
-    totals.instructions_added += result.instructions_added;
-    totals.instructions_removed += result.instructions_removed;
-    totals.pinned += result.pinned;
-    for (RematDecision& d : result.decisions) {
-      totals.decisions.push_back(std::move(d));
-    }
+    out.totals.AddMovesOf(std::move(result));
   }
   return out;
 }

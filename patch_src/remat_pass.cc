@@ -171,12 +171,19 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                          DumpPath(options.dump_dir, report.module,
                                   "before_remat.dot"));
   };
-  // The floor is a measurement, not part of the pass: outside its time.
-  TF_ASSIGN_OR_RETURN(MemoryFloor floor,
-                      ComputeMemoryFloor(*module, size_fn, alias_info));
-  report.floor_bytes = floor.bytes;
-  report.floor_at = floor.at;
   auto start = std::chrono::steady_clock::now();
+  // The floor does not depend on the schedule, but the loop-stack rewrite
+  // removes buffers: it is taken once, of the program the planner (or
+  // nothing) works on. A measurement, outside the pass time.
+  auto measure_floor = [&]() -> absl::Status {
+    const auto measuring = std::chrono::steady_clock::now();
+    TF_ASSIGN_OR_RETURN(MemoryFloor floor,
+                        ComputeMemoryFloor(*module, size_fn, alias_info));
+    report.floor_bytes = floor.bytes;
+    report.floor_at = floor.at;
+    start += std::chrono::steady_clock::now() - measuring;
+    return absl::OkStatus();
+  };
   const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
   // Re-scheduling keeps the instructions, so these costs serve the planner.
@@ -227,12 +234,11 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                         report.heap_sim_after_bytes <= options.memory_limit_bytes;
     if (!report.budget_met && had_loop_state_overcount(report)) {
       // The planner sees the budget met: nothing in the entry to move.
-      report.note = absl::StrCat(
-          report.note, report.note.empty() ? "" : "; ",
+      report.AddNote(absl::StrCat(
           "the tracker counts ", report.peak_after_bytes,
           " bytes, within the budget; HeapSimulator counts loop state once per "
           "computation naming it (while, condition, body): see hlo-remat "
-          "--explain-peak");
+          "--explain-peak"));
     }
     if (options.dump_dot) {
       TF_RETURN_IF_ERROR(WriteDotGraph(
@@ -247,7 +253,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     return report;
   };
   // The module stays as given: the figures after are the figures before.
-  auto nothing_done = [&](absl::string_view why) {
+  auto nothing_done =
+      [&](absl::string_view why) -> absl::StatusOr<RematReport> {
+    TF_RETURN_IF_ERROR(measure_floor());
     report.note = absl::StrCat(why, ": nothing done");
     report.scheduler_chosen = "unchanged";
     report.peak_scheduled_bytes = report.peak_before_bytes;
@@ -319,16 +327,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                           TrackModuleMemory(*module, size_fn));
       report.peak_scheduled_bytes = rewritten.peak_bytes;
       TF_ASSIGN_OR_RETURN(costs, AnalyzeCosts(*module, size_fn));
-      // The rewrite removed whole buffers, so the old floor no longer bounds
-      // the program the planner works on; measured again, outside the time.
-      const auto floor_start = std::chrono::steady_clock::now();
-      TF_ASSIGN_OR_RETURN(MemoryFloor rewritten_floor,
-                          ComputeMemoryFloor(*module, size_fn, alias_info));
-      report.floor_bytes = rewritten_floor.bytes;
-      report.floor_at = rewritten_floor.at;
-      start += std::chrono::steady_clock::now() - floor_start;
     }
   }
+  TF_RETURN_IF_ERROR(measure_floor());
 
   if (options.algorithm == RematAlgorithm::kXla) {
     const int64_t added_before = CountInstructions(*module);
@@ -362,34 +363,27 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     TF_ASSIGN_OR_RETURN(
         CalleePlanResult callees,
         PlanCalledComputations(module, PlannerConfigFor(options), size_fn));
-    const PlannerResult& inside = callees.totals;
-    report.instructions_added =
-        result.instructions_added + inside.instructions_added;
-    report.recomputed = result.recomputed + inside.recomputed;
-    report.compressed = result.compressed + inside.compressed;
-    report.undone = result.undone + inside.undone;
-    report.pinned = result.pinned + inside.pinned;
+    result.AddMovesOf(std::move(callees.totals));
+    report.instructions_added = result.instructions_added;
+    report.recomputed = result.recomputed;
+    report.compressed = result.compressed;
+    report.undone = result.undone;
+    report.pinned = result.pinned;
     report.decisions = std::move(result.decisions);
-    report.decisions.insert(report.decisions.end(), inside.decisions.begin(),
-                            inside.decisions.end());
-    auto add_note = [&](absl::string_view text) {
-      report.note = absl::StrCat(report.note, report.note.empty() ? "" : "; ",
-                                 text);
-    };
     if (options.algorithm == RematAlgorithm::kStandardCompress &&
         result.compressible == 0) {
-      add_note(kNothingCompact);
+      report.AddNote(kNothingCompact);
     }
     if (options.algorithm == RematAlgorithm::kPath) {
-      add_note(absl::StrCat(result.articulation_points,
-                            " articulation points"));
+      report.AddNote(absl::StrCat(result.articulation_points,
+                                  " articulation points"));
     }
     if (result.plan_rejected) {
-      add_note(absl::StrCat(rejection, ": plan taken back"));
+      report.AddNote(absl::StrCat(rejection, ": plan taken back"));
     }
     if (callees.computations_planned > 0) {
-      add_note(absl::StrCat(callees.computations_planned,
-                            " called computation(s) planned"));
+      report.AddNote(absl::StrCat(callees.computations_planned,
+                                  " called computation(s) planned"));
     }
   }
   TF_RETURN_IF_ERROR(VerifyModule(module));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -206,6 +207,18 @@ absl::Status Planner::RevertAll() {
 }
 
 }  // namespace
+
+void PlannerResult::AddMovesOf(PlannerResult other) {
+  recomputed += other.recomputed;
+  compressed += other.compressed;
+  undone += other.undone;
+  instructions_added += other.instructions_added;
+  instructions_removed += other.instructions_removed;
+  pinned += other.pinned;
+  decisions.insert(decisions.end(),
+                   std::make_move_iterator(other.decisions.begin()),
+                   std::make_move_iterator(other.decisions.end()));
+}
 
 absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                                               const PlannerConfig& config,

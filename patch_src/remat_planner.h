@@ -64,6 +64,11 @@ struct PlannerResult {
   int64_t initial_peak_bytes = 0;  // tracker, before the plan
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
   std::vector<RematDecision> decisions;
+
+  // Adds the moves of a plan of another computation: its counts and its
+  // decisions after these. Facts of this plan (peaks, compressible values,
+  // articulation points, rejection) stay.
+  void AddMovesOf(PlannerResult other);
 };
 
 // `costs` must have been run on the module before the call

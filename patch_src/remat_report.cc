@@ -48,6 +48,10 @@ std::string NameList(const std::vector<std::string>& names) {
 
 }  // namespace
 
+void RematReport::AddNote(absl::string_view text) {
+  absl::StrAppend(&note, note.empty() ? "" : "; ", text);
+}
+
 std::string RematReport::ToJson() const {
   std::string out = "{\n";
   auto field = [&](absl::string_view key, const std::string& value) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "xla/service/remat/remat_decision.h"
 
 namespace xla {
@@ -63,6 +64,8 @@ struct RematReport {
   std::vector<std::pair<std::string, std::string>> gpu_fields;
   std::vector<RematDecision> decisions;
 
+  // Appends to `note`, "; "-separated.
+  void AddNote(absl::string_view text);
   std::string ToJson() const;
 };
 

@@ -296,9 +296,8 @@ int main(int argc, char** argv) {
         hlo_remat::CompareNumerics(*original, **module, /*seed=*/42);
     if (!numerics.ok()) {
       report->numerics = "skipped";
-      report->note = absl::StrCat(report->note, report->note.empty() ? "" : "; ",
-                                  "numerics not run: ",
-                                  numerics.status().message());
+      report->AddNote(
+          absl::StrCat("numerics not run: ", numerics.status().message()));
     } else {
       report->numerics = numerics->equal ? "equal" : "differ";
       if (!numerics->equal) {
@@ -311,9 +310,8 @@ int main(int argc, char** argv) {
     absl::StatusOr<hlo_remat::StepTimes> times =
         hlo_remat::MeasureStepTimes(*original, **module, time_runs);
     if (!times.ok()) {
-      report->note = absl::StrCat(report->note, report->note.empty() ? "" : "; ",
-                                  "step time not measured: ",
-                                  times.status().message());
+      report->AddNote(absl::StrCat("step time not measured: ",
+                                   times.status().message()));
     } else {
       report->step_time_before_s = times->before_s;
       report->step_time_after_s = times->after_s;
