@@ -100,6 +100,13 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   }
   double scale = 1;
   if (suffix.empty() || suffix == "b") {
+    // "0.5" is not half the peak: a fraction of a byte would round to 0,
+    // which asks for as little memory as the algorithm can reach.
+    if (value != std::floor(value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", text, "' is not a whole number of bytes (the budget is in "
+          "bytes, not a fraction of the peak)"));
+    }
     scale = 1;
   } else if (suffix == "k" || suffix == "kib" || suffix == "kb") {
     scale = 1024.0;

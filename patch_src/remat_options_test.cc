@@ -64,6 +64,9 @@ TEST(ApplyRematFlagTest, BadValuesNameFlagValueAndChoices) {
                   {"xla_rematerialization_scheduler", "random", "postorder"});
   ExpectFlagError("--xla_rematerialization_mem_limit=lots",
                   {"xla_rematerialization_mem_limit", "lots", "512M"});
+  ExpectFlagError("--xla_rematerialization_mem_limit=0.5",
+                  {"xla_rematerialization_mem_limit", "0.5",
+                   "not a whole number of bytes"});
   ExpectFlagError("--xla_rematerialization_small_node_limit=-1",
                   {"xla_rematerialization_small_node_limit", "-1"});
   ExpectFlagError("--xla_use_hlo_rematerialization=maybe",

@@ -184,6 +184,13 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     start += std::chrono::steady_clock::now() - measuring;
     return absl::OkStatus();
   };
+  // Time of one phase of the pass, for the report's phase_seconds.
+  auto lap = std::chrono::steady_clock::now();
+  auto end_phase = [&](absl::string_view phase) {
+    const auto now = std::chrono::steady_clock::now();
+    report.AddPhase(phase, std::chrono::duration<double>(now - lap).count());
+    lap = now;
+  };
   const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
   // Re-scheduling keeps the instructions, so these costs serve the planner.
@@ -191,6 +198,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs,
                       AnalyzeCosts(*module, size_fn));
   report.flops_before = ModuleFlops(*module, *costs);
+  end_phase("costs");
   if (had_schedule) {
     // Figures for the report (and the budget check): outside the pass time.
     const auto measuring = std::chrono::steady_clock::now();
@@ -200,6 +208,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                         HeapSimulatorPeak(*module, size_fn, alias_info));
     TF_RETURN_IF_ERROR(dump_before());
     start += std::chrono::steady_clock::now() - measuring;
+    lap = std::chrono::steady_clock::now();
   }
 
   // HeapSimulator's module-wide minimum allocates a loop-state buffer again
@@ -303,10 +312,12 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
                       TrackModuleMemory(*module, size_fn));
   report.peak_scheduled_bytes = scheduled.peak_bytes;
+  end_phase("schedule");
   if (!had_schedule) {
     report.peak_before_bytes = report.peak_scheduled_bytes;
     report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
     TF_RETURN_IF_ERROR(dump_before());
+    lap = std::chrono::steady_clock::now();
   }
 
   // Loop stacks that hold one invariant value at every step: read the value
@@ -328,8 +339,10 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       report.peak_scheduled_bytes = rewritten.peak_bytes;
       TF_ASSIGN_OR_RETURN(costs, AnalyzeCosts(*module, size_fn));
     }
+    end_phase("loop_stacks");
   }
   TF_RETURN_IF_ERROR(measure_floor());
+  lap = std::chrono::steady_clock::now();
 
   if (options.algorithm == RematAlgorithm::kXla) {
     const int64_t added_before = CountInstructions(*module);
@@ -342,6 +355,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.note = absl::StrCat("HloRematerialization counted ",
                                result.reported_before_bytes, " -> ",
                                result.reported_after_bytes, " bytes");
+    end_phase("xla");
   } else {
     PlannerConfig config = PlannerConfigFor(options);
     // The planner's tracker and the simulator may disagree (operand buffer
@@ -357,12 +371,19 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     };
     TF_ASSIGN_OR_RETURN(PlannerResult result,
                         RunRematPlanner(module, config, size_fn, *costs));
+    // The judging is inside the planner's time: shown apart.
+    lap += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(result.judge_seconds));
+    end_phase("plan");
+    report.AddPhase("judge", result.judge_seconds);
+    report.plans_tried = result.plans_tried;
 
     // Sites still over the budget that run a loop body or a branch: plan
     // inside it, on its own schedule.
     TF_ASSIGN_OR_RETURN(
         CalleePlanResult callees,
         PlanCalledComputations(module, PlannerConfigFor(options), size_fn));
+    end_phase("callees");
     result.AddMovesOf(std::move(callees.totals));
     report.instructions_added = result.instructions_added;
     report.recomputed = result.recomputed;
@@ -386,9 +407,12 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                                   " called computation(s) planned"));
     }
   }
+  lap = std::chrono::steady_clock::now();
   TF_RETURN_IF_ERROR(VerifyModule(module));
+  end_phase("verify");
   if (options.check_live_ranges) {
     TF_RETURN_IF_ERROR(CheckLiveRanges(*module, options, alias_info));
+    end_phase("check_live_ranges");
   }
   return finish(/*changed=*/true);
 }

@@ -63,6 +63,8 @@ struct PlannerResult {
   int pinned = 0;  // control edges keeping clones after their trigger point
   int64_t initial_peak_bytes = 0;  // tracker, before the plan
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
+  int plans_tried = 0;             // sweeps of the schedule
+  double judge_seconds = 0;        // in keep_plan
   std::vector<RematDecision> decisions;
 
   // Adds the moves of a plan of another computation: its counts and its

@@ -52,6 +52,16 @@ void RematReport::AddNote(absl::string_view text) {
   absl::StrAppend(&note, note.empty() ? "" : "; ", text);
 }
 
+void RematReport::AddPhase(absl::string_view phase, double seconds) {
+  for (auto& [name, total] : phase_seconds) {
+    if (name == phase) {
+      total += seconds;
+      return;
+    }
+  }
+  phase_seconds.emplace_back(std::string(phase), seconds);
+}
+
 std::string RematReport::ToJson() const {
   std::string out = "{\n";
   auto field = [&](absl::string_view key, const std::string& value) {
@@ -83,6 +93,13 @@ std::string RematReport::ToJson() const {
   field("flops_before", Number(flops_before));
   field("flops_after", Number(flops_after));
   field("pass_seconds", Number(pass_seconds));
+  std::string phases = "{";
+  for (size_t i = 0; i < phase_seconds.size(); ++i) {
+    absl::StrAppend(&phases, i == 0 ? "" : ", ", Quote(phase_seconds[i].first),
+                    ": ", Number(phase_seconds[i].second));
+  }
+  field("phase_seconds", phases + "}");
+  field("plans_tried", absl::StrCat(plans_tried));
   field("numerics", Quote(numerics));
   field("step_time_before_s", Number(step_time_before_s));
   field("step_time_after_s", Number(step_time_after_s));

@@ -45,6 +45,10 @@ struct RematReport {
   double flops_before = 0;
   double flops_after = 0;
   double pass_seconds = 0;
+  // Where pass_seconds went, phase by phase in the order run (scheduling,
+  // planning, judging plans, ...); the report's own measurements excluded.
+  std::vector<std::pair<std::string, double>> phase_seconds;
+  int plans_tried = 0;  // sweeps of the schedule the planner made
   std::string numerics = "skipped";  // "equal", "differ" or "skipped"
   // Median XLA:CPU step time of the module before and after (hlo-remat
   // --time N); NaN, written as null, when not measured.
@@ -66,6 +70,8 @@ struct RematReport {
 
   // Appends to `note`, "; "-separated.
   void AddNote(absl::string_view text);
+  // Adds to the phase's time (a phase run twice is summed).
+  void AddPhase(absl::string_view phase, double seconds);
   std::string ToJson() const;
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/analysis/hlo_alias_analysis.h"
+#include "xla/hlo/analysis/tuple_points_to_analysis.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/hlo/transforms/simplifiers/hlo_memory_scheduler.h"
@@ -27,26 +28,37 @@ BufferValue::SizeFunction BufferSize(const SizeFunction& size_fn) {
   };
 }
 
-absl::StatusOr<HloSchedule> RunScheduler(const HloModule* module,
-                                         RematScheduler kind,
-                                         const AliasInfo* alias_info,
-                                         const SizeFunction& size_fn) {
+// Runs one of XLA's schedulers on analyses shared by all of them (they read,
+// never change, the module); `peak` is the HeapSimulator's module-wide
+// minimum on the result, as HeapSimulatorPeak counts it.
+absl::StatusOr<HloSchedule> RunScheduler(
+    const HloModule* module, RematScheduler kind, const AliasInfo* alias_info,
+    const SizeFunction& size_fn, const TuplePointsToAnalysis& points_to,
+    const HloAliasAnalysis& alias_analysis, int64_t* peak) {
+  std::unique_ptr<ModuleSchedulerAlgorithm> algorithm;
   switch (kind) {
     case RematScheduler::kList:
-      return ScheduleModule(module,
-                            ListMemoryScheduler(alias_info, BufferSize(size_fn)));
+      algorithm = std::make_unique<ListMemoryScheduler>(alias_info,
+                                                        BufferSize(size_fn));
+      break;
     case RematScheduler::kDfs:
-      return ScheduleModule(module,
-                            DFSMemoryScheduler(alias_info, BufferSize(size_fn)));
+      algorithm = std::make_unique<DFSMemoryScheduler>(alias_info,
+                                                       BufferSize(size_fn));
+      break;
     case RematScheduler::kPostorder:
-      return ScheduleModule(module,
-                            PostOrderScheduler(alias_info, BufferSize(size_fn)));
+      algorithm = std::make_unique<PostOrderScheduler>(alias_info,
+                                                       BufferSize(size_fn));
+      break;
     case RematScheduler::kDefault:
     case RematScheduler::kGiven:
-      break;
+      return absl::InternalError(
+          "default and given schedules are resolved by the caller");
   }
-  return absl::InternalError(
-      "default and given schedules are resolved by the caller");
+  TF_ASSIGN_OR_RETURN(HloSchedule schedule,
+                      algorithm->Run(module, points_to, alias_analysis,
+                                     /*execution_threads=*/{}, peak));
+  TF_RETURN_IF_ERROR(schedule.Verify());
+  return schedule;
 }
 
 }  // namespace
@@ -80,19 +92,25 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
   if (kind == RematScheduler::kGiven) {
     return absl::InternalError("the given schedule is kept by the caller");
   }
+  // One points-to and one alias analysis for every scheduler tried: the
+  // module does not change between them.
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<TuplePointsToAnalysis> points_to,
+                      TuplePointsToAnalysis::Run(module));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
+                      HloAliasAnalysis::Run(module, alias_info));
   const RematScheduler all[] = {RematScheduler::kList, RematScheduler::kDfs,
                                 RematScheduler::kPostorder};
   for (RematScheduler candidate : all) {
     if (kind != RematScheduler::kDefault && candidate != kind) continue;
-    TF_ASSIGN_OR_RETURN(HloSchedule schedule,
-                        RunScheduler(module, candidate, alias_info, size_fn));
-    TF_RETURN_IF_ERROR(module->set_schedule(std::move(schedule)));
-    TF_ASSIGN_OR_RETURN(int64_t peak,
-                        HeapSimulatorPeak(*module, size_fn, alias_info));
+    int64_t peak = 0;
+    TF_ASSIGN_OR_RETURN(
+        HloSchedule schedule,
+        RunScheduler(module, candidate, alias_info, size_fn, *points_to,
+                     *alias_analysis, &peak));
     if (best_schedule == nullptr || peak < best.heap_sim_peak_bytes) {
       best.scheduler = std::string(SchedulerName(candidate));
       best.heap_sim_peak_bytes = peak;
-      best_schedule = std::make_unique<HloSchedule>(module->schedule());
+      best_schedule = std::make_unique<HloSchedule>(std::move(schedule));
     }
   }
   TF_RETURN_IF_ERROR(module->set_schedule(std::move(*best_schedule)));
