@@ -420,7 +420,6 @@ FinalOrder ComputeFinalOrder(const PlannerState& s) {
 }  // namespace
 
 absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
-  ++s.epoch;
   const int u = candidate.first_late;
   s.moves.emplace_back();
   s.current = &s.moves.back();
@@ -494,7 +493,6 @@ absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
 }
 
 absl::Status RevertMove(PlannerState& s, AppliedMove& move) {
-  ++s.epoch;
   s.liveness->Revert(move.liveness);
   for (auto it = move.redirects.rbegin(); it != move.redirects.rend(); ++it) {
     TF_RETURN_IF_ERROR(
@@ -539,6 +537,24 @@ absl::Status RevertMove(PlannerState& s, AppliedMove& move) {
   return absl::OkStatus();
 }
 
+// The instructions of moves taken back still in the computation.
+absl::flat_hash_set<const HloInstruction*> TakenBackPresent(
+    const PlannerState& s) {
+  absl::flat_hash_set<const HloInstruction*> present;
+  for (const HloInstruction* instruction : s.removed) {
+    if (!s.dropped.contains(instruction)) present.insert(instruction);
+  }
+  return present;
+}
+
+absl::Status DropTakenBack(PlannerState& s) {
+  absl::flat_hash_set<const HloInstruction*> present = TakenBackPresent(s);
+  if (present.empty()) return absl::OkStatus();
+  s.dropped.insert(present.begin(), present.end());
+  TF_RETURN_IF_ERROR(RemoveInstructions(s.computation, std::move(present)));
+  return s.module->RemoveUnusedComputations();
+}
+
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
   const FinalOrder order = ComputeFinalOrder(s);
   // Cloning verifies the schedule, which must name every instruction: the
@@ -574,7 +590,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
     return it->second;
   };
   absl::flat_hash_set<const HloInstruction*> doomed;
-  for (const HloInstruction* instruction : s.removed) {
+  for (const HloInstruction* instruction : TakenBackPresent(s)) {
     TF_ASSIGN_OR_RETURN(HloInstruction * in_copy, find(instruction));
     doomed.insert(in_copy);
   }
@@ -593,7 +609,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
 }
 
 absl::StatusOr<PlannerResult> Materialize(PlannerState& s) {
-  TF_RETURN_IF_ERROR(RemoveInstructions(s.computation, s.removed));
+  TF_RETURN_IF_ERROR(RemoveInstructions(s.computation, TakenBackPresent(s)));
   FinalOrder order = ComputeFinalOrder(s);
   const absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
   s.result.instructions_removed = static_cast<int>(dead.size());

@@ -30,6 +30,12 @@ absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p);
 // its instructions are left for removal.
 absl::Status RevertMove(PlannerState& s, AppliedMove& move);
 
+// Deletes the instructions of moves taken back, and the fused computations
+// only they called, so that copying and judging the plan does not carry
+// them. Only once the plan is final: no instruction may be added to the
+// computation after it (a new one could reuse a deleted one's address).
+absl::Status DropTakenBack(PlannerState& s);
+
 // A copy of the module with the plan applied (same names, the planned
 // order), for judging the plan before it is applied.
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s);

@@ -28,9 +28,11 @@ struct ChainSearch {
   std::vector<int> seen_log;          // `seen` in insertion order
   int64_t extension = 0;              // bytes held across p for the clone
   int horizon = 0;                    // see Movable
+  ScoreReads* reads = nullptr;        // what the search read of the state
 };
 
-bool ChainLink(const PlannerState& s, int index) {
+bool ChainLink(const PlannerState& s, int index, ScoreReads& reads) {
+  reads.values.push_back(index);
   const Value& v = s.values[index];
   return !v.dead && v.generation < s.config.max_generations &&
          !s.articulation.contains(v.origin);
@@ -41,11 +43,12 @@ bool ChainLink(const PlannerState& s, int index) {
 bool CollectOperands(const PlannerState& s, int index, int p, int u,
                      bool chains, ChainSearch& search) {
   for (HloInstruction* operand : s.values[index].producer->operands()) {
-    HloInstruction* chosen = ChooseOperand(s, operand, u);
+    HloInstruction* chosen = ChooseOperand(s, operand, u, search.reads);
     // No move is applied while scoring: the reference stays valid.
     const std::vector<int>& ids = s.BuffersOf(chosen);
     bool held_across_p = false;
     for (int k : ids) {
+      search.reads->buffers.push_back(k);
       if (s.liveness->buffer(k).overwritten_at < u) return false;
       if (s.liveness->Size(k) > 0 && !s.liveness->buffer(k).live_to_end) {
         if (s.liveness->End(k) < p) {
@@ -65,7 +68,7 @@ bool CollectOperands(const PlannerState& s, int index, int p, int u,
       auto it = s.value_of.find(chosen);
       if (it != s.value_of.end() &&
           s.values[it->second].instruction == chosen &&
-          ChainLink(s, it->second)) {
+          ChainLink(s, it->second, *search.reads)) {
         const int link = it->second;
         if (search.in_chain.contains(link)) continue;
         const size_t chain_mark = search.chain.size();
@@ -104,17 +107,26 @@ bool CollectOperands(const PlannerState& s, int index, int p, int u,
 }  // namespace
 
 HloInstruction* ChooseOperand(const PlannerState& s, HloInstruction* operand,
-                              int slot) {
+                              int slot, ScoreReads* reads) {
   auto it = s.value_of.find(operand);
   if (it == s.value_of.end() || s.values[it->second].instruction != operand) {
     return operand;
   }
-  auto vit = s.versions.find(s.values[it->second].origin);
+  const Value& read = s.values[it->second];
+  if (reads != nullptr) {
+    reads->origins.push_back(read.origin);
+    reads->buffers.push_back(read.buffer);
+  }
+  auto vit = s.versions.find(read.origin);
   if (vit == s.versions.end()) return operand;
   HloInstruction* best = operand;
-  int best_end = s.liveness->End(s.values[it->second].buffer);
+  int best_end = s.liveness->End(read.buffer);
   for (int version : vit->second) {
     const Value& v = s.values[version];
+    if (reads != nullptr) {
+      reads->values.push_back(version);
+      reads->buffers.push_back(v.buffer);
+    }
     if (v.dead || v.def >= slot) continue;
     // Same shape is guaranteed: every version copies the same producer.
     if (s.liveness->End(v.buffer) > best_end) {
@@ -126,7 +138,9 @@ HloInstruction* ChooseOperand(const PlannerState& s, HloInstruction* operand,
 }
 
 bool Movable(const PlannerState& s, int index, int p, int& first_late,
-             int& horizon) {
+             int& horizon, ScoreReads& reads) {
+  reads.values.push_back(index);
+  reads.buffers.push_back(s.values[index].buffer);
   const Value& v = s.values[index];
   if (v.dead || !v.movable) return false;
   if (v.def >= p) {
@@ -152,12 +166,13 @@ bool Movable(const PlannerState& s, int index, int p, int& first_late,
 }
 
 bool EvaluateRecompute(const PlannerState& s, int index, int p, bool chains,
-                       Candidate& out, int& horizon) {
+                       Candidate& out, int& horizon, ScoreReads& reads) {
   int first_late = 0;
-  if (!Movable(s, index, p, first_late, horizon)) return false;
+  if (!Movable(s, index, p, first_late, horizon, reads)) return false;
   ChainSearch search;
   search.in_chain.insert(index);
   search.horizon = horizon;
+  search.reads = &reads;
   const bool clonable =
       CollectOperands(s, index, p, first_late, chains, search);
   horizon = search.horizon;
@@ -179,9 +194,9 @@ bool EvaluateRecompute(const PlannerState& s, int index, int p, bool chains,
 }
 
 bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
-                      int& horizon) {
+                      int& horizon, ScoreReads& reads) {
   int first_late = 0;
-  if (!Movable(s, index, p, first_late, horizon)) return false;
+  if (!Movable(s, index, p, first_late, horizon, reads)) return false;
   const Value& v = s.values[index];
   std::optional<Shape> compact =
       CompactShape(v.instruction->shape(), s.size_fn);
@@ -210,27 +225,32 @@ bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
   return true;
 }
 
-void Score(const PlannerState& s, int index, int p, ScoreCache& cache) {
+bool Score(const PlannerState& s, int index, int p, ScoreCache& cache) {
   // Valid from the position it was scored at (a new sweep starts again at
   // 0, possibly with nothing applied in between) up to its horizon.
-  if (cache.epoch == s.epoch && cache.from <= p && p < cache.until) return;
+  if (cache.valid && cache.from <= p && p < cache.until) return false;
   cache.candidates.clear();
+  cache.reads.Clear();
   int horizon = s.n;
   Candidate c;
   if (s.config.recompute) {
-    if (EvaluateRecompute(s, index, p, /*chains=*/false, c, horizon)) {
+    if (EvaluateRecompute(s, index, p, /*chains=*/false, c, horizon,
+                          cache.reads)) {
       cache.candidates.push_back(std::move(c));
     }
-    if (s.config.chains && EvaluateRecompute(s, index, p, true, c, horizon)) {
+    if (s.config.chains &&
+        EvaluateRecompute(s, index, p, true, c, horizon, cache.reads)) {
       cache.candidates.push_back(std::move(c));
     }
   }
-  if (s.config.compress && EvaluateCompress(s, index, p, c, horizon)) {
+  if (s.config.compress &&
+      EvaluateCompress(s, index, p, c, horizon, cache.reads)) {
     cache.candidates.push_back(std::move(c));
   }
-  cache.epoch = s.epoch;
+  cache.valid = true;
   cache.from = p;
   cache.until = horizon;
+  return true;
 }
 
 }  // namespace remat

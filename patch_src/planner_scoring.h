@@ -3,8 +3,9 @@
 // would free there and at what cost.
 //
 // Read-only over the planner's state (planner_values.h), so a score can be
-// cached and reused until a move changes the state or the sweep crosses a
-// position the score depended on (its horizon).
+// cached and reused until a move changes what it read (each scoring lists
+// that in ScoreReads; score_dependencies.h) or the sweep crosses a position
+// the score depended on (its horizon).
 #ifndef XLA_SERVICE_REMAT_PLANNER_SCORING_H_
 #define XLA_SERVICE_REMAT_PLANNER_SCORING_H_
 
@@ -15,25 +16,27 @@ namespace xla {
 namespace remat {
 
 // The version of `operand` a clone placed at `slot` should read: the one
-// that lives longest among those defined before it.
+// that lives longest among those defined before it. Adds what it compared to
+// `reads` when given.
 HloInstruction* ChooseOperand(const PlannerState& s, HloInstruction* operand,
-                              int slot);
+                              int slot, ScoreReads* reads = nullptr);
 
 // Checks shared by every move of value `index` at position p; sets the
 // first later use.
 // Every scoring function lowers `horizon` to the first position after p at
 // which its answer could differ with no move applied in between (a use or
 // the end of a buffer it compared with p is crossed): the sweep reuses a
-// score until then.
+// score until then. Each adds what it read of the state to `reads`.
 bool Movable(const PlannerState& s, int index, int p, int& first_late,
-             int& horizon);
+             int& horizon, ScoreReads& reads);
 bool EvaluateRecompute(const PlannerState& s, int index, int p, bool chains,
-                       Candidate& out, int& horizon);
+                       Candidate& out, int& horizon, ScoreReads& reads);
 bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
-                      int& horizon);
+                      int& horizon, ScoreReads& reads);
 
-// Scores value `index` at p into `cache` unless the cache still holds.
-void Score(const PlannerState& s, int index, int p, ScoreCache& cache);
+// Scores value `index` at p into `cache` unless the cache still holds; true
+// when it scored afresh (cache.reads is then what it read).
+bool Score(const PlannerState& s, int index, int p, ScoreCache& cache);
 
 }  // namespace remat
 }  // namespace xla

@@ -84,14 +84,37 @@ struct Candidate {
   std::optional<Shape> compact;
 };
 
+// What one scoring of a value read of the state: a change to any of it
+// makes the score stale (score_dependencies.h).
+struct ScoreReads {
+  std::vector<int> buffers;
+  std::vector<int> values;  // their uses, deadness, producer's operands
+  std::vector<const HloInstruction*> origins;  // whose versions it compared
+  void Clear() {
+    buffers.clear();
+    values.clear();
+    origins.clear();
+  }
+};
+
 // The sweep's last scoring of one value: its candidates in the order they
-// are considered. Valid while no move was applied or taken back since
-// (`epoch`) and the sweep is in [from, until).
+// are considered. Valid while nothing it read changed and the sweep is in
+// [from, until).
 struct ScoreCache {
-  int epoch = -1;
+  bool valid = false;
   int from = 0;
   int until = 0;
   std::vector<Candidate> candidates;
+  ScoreReads reads;
+};
+
+// Whose scores read what, so that a move makes stale only the scores it
+// could change. Lists may hold repeats and values re-scored since: a
+// spurious mark costs one re-scoring.
+struct ScoreReaders {
+  std::vector<std::vector<int>> of_buffer;  // by buffer: values
+  std::vector<std::vector<int>> of_value;   // by value: values
+  absl::flat_hash_map<const HloInstruction*, std::vector<int>> of_origin;
 };
 
 // Everything one move changed, so that it can be taken back.
@@ -160,12 +183,15 @@ struct PlannerState {
   absl::flat_hash_map<std::pair<const HloInstruction*, std::string>,
                       HloInstruction*>
       bitcasts;
+  // Instructions of moves taken back: never in the plan. Those in `dropped`
+  // are already deleted from the computation (DropTakenBack); the pointers
+  // only name them.
   absl::flat_hash_set<const HloInstruction*> removed;
+  absl::flat_hash_set<const HloInstruction*> dropped;
   std::vector<int> active;
   std::vector<AppliedMove> moves;
-  // Bumped whenever a move is applied or taken back: scores go stale.
-  int epoch = 0;
   std::vector<ScoreCache> scores;  // by value
+  ScoreReaders score_readers;
   AppliedMove* current = nullptr;  // the move being applied
   PlannerResult result;
   int current_p = 0;

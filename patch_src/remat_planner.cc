@@ -27,6 +27,7 @@
 #include "xla/service/remat/planner_scoring.h"
 #include "xla/service/remat/planner_values.h"
 #include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/score_dependencies.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -91,6 +92,7 @@ class Planner {
   absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy() {
     return remat::PlannedCopy(state_);
   }
+  absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
 
  private:
   absl::Status Sweep(int64_t target);
@@ -133,14 +135,13 @@ absl::Status Planner::Sweep(int64_t target) {
         }
         s.active[keep++] = index;
         if (rejected.contains(index)) continue;
-        Score(s, index, p, s.scores[index]);
+        if (Score(s, index, p, s.scores[index])) RegisterScoreReads(s, index);
         for (const Candidate& c : s.scores[index].candidates) consider(c);
       }
       s.active.resize(keep);
       if (winner == nullptr) break;
       const Candidate best = *winner;  // ApplyMove grows the caches
       const int64_t peak_before = liveness.Max();
-      const int epoch_before = s.epoch;
       TF_RETURN_IF_ERROR(ApplyMove(s, best, p));
       ++applications;
       if (liveness.Max() > std::max(target, peak_before)) {
@@ -152,8 +153,9 @@ absl::Status Planner::Sweep(int64_t target) {
         rejected.insert(best.value);
         // Everything scoring reads is as it was before the move (its values
         // are dead and out of `versions`): the scores still hold.
-        s.epoch = epoch_before;
+        continue;
       }
+      MarkScoresStale(s, s.moves.back());
     }
   }
   return absl::OkStatus();
@@ -182,6 +184,7 @@ absl::Status Planner::UndoChains(int64_t target) {
     AppliedMove& move = s.moves[m];
     if (s.liveness->PeakWithout(move.liveness) > limit) continue;
     TF_RETURN_IF_ERROR(RevertMove(s, move));
+    MarkScoresStale(s, move);
     RematDecision d = s.result.decisions[move.decision];
     d.action = RematAction::kUndoPath;
     s.result.decisions.push_back(std::move(d));
@@ -208,6 +211,7 @@ absl::Status Planner::RevertAll() {
   s.result.planned_peak_bytes = s.liveness->Max();
   for (int index : s.active) s.values[index].active = false;
   s.active.clear();
+  MarkAllScoresStale(s);
   return absl::OkStatus();
 }
 
@@ -285,6 +289,8 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   }
   if (config.keep_plan != nullptr && planner.has_moves()) {
     const auto judging = std::chrono::steady_clock::now();
+    // The plan is final: what was taken back need not be copied.
+    TF_RETURN_IF_ERROR(planner.DropTakenBack());
     TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
                         planner.PlannedCopy());
     TF_ASSIGN_OR_RETURN(bool keep, config.keep_plan(*planned));
