@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -244,6 +245,7 @@ absl::StatusOr<ModuleMemory> TrackModuleMemory(const HloModule& module,
     out.peak_instruction = memory.sequence()[memory.peak_position()];
   }
   out.computation_peaks[entry] = memory.peak();
+  out.entry = std::make_shared<const ComputationMemory>(std::move(memory));
   return out;
 }
 

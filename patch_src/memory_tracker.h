@@ -11,6 +11,7 @@
 #define XLA_SERVICE_REMAT_MEMORY_TRACKER_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -83,6 +84,9 @@ struct ModuleMemory {
   int64_t peak_bytes = 0;
   const HloInstruction* peak_instruction = nullptr;
   absl::flat_hash_map<const HloComputation*, int64_t> computation_peaks;
+  // The entry's model on the module's schedule: built once, read by the
+  // report, the dumps and the planner while that schedule holds.
+  std::shared_ptr<const ComputationMemory> entry;
 };
 
 // Peak of the scheduled module: the entry computation's profile with the

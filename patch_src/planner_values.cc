@@ -185,15 +185,21 @@ void AddMultiOutputValues(PlannerState& s, HloInstruction* producer,
 absl::Status InitPlannerState(PlannerState& s) {
   s.sequence = s.module->schedule().sequence(s.computation).instructions();
   s.n = static_cast<int>(s.sequence.size());
-  TF_ASSIGN_OR_RETURN(auto called,
-                      CalledComputationPeaks(*s.module, s.size_fn));
-  TF_ASSIGN_OR_RETURN(
-      ComputationMemory memory,
-      ComputationMemory::Build(
-          s.computation, s.sequence,
-          /*is_entry=*/s.computation == s.module->entry_computation(),
-          s.size_fn, called));
-  s.memory = std::make_unique<ComputationMemory>(std::move(memory));
+  const std::shared_ptr<const ComputationMemory>& given =
+      s.config.entry_memory;
+  if (given != nullptr && given->sequence() == s.sequence) {
+    s.memory = given;
+  } else {
+    TF_ASSIGN_OR_RETURN(auto called,
+                        CalledComputationPeaks(*s.module, s.size_fn));
+    TF_ASSIGN_OR_RETURN(
+        ComputationMemory memory,
+        ComputationMemory::Build(
+            s.computation, s.sequence,
+            /*is_entry=*/s.computation == s.module->entry_computation(),
+            s.size_fn, called));
+    s.memory = std::make_shared<const ComputationMemory>(std::move(memory));
+  }
   s.liveness = std::make_unique<LivenessModel>(s.n);
   for (const TrackedBuffer& b : s.memory->buffers()) {
     s.liveness->AddBuffer(b.size, b.def_pos, s.memory->LastPosition(b),

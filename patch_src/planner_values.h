@@ -162,7 +162,7 @@ struct PlannerState {
   const SizeFunction& size_fn;
   const HloCostAnalysis& costs;
 
-  std::unique_ptr<ComputationMemory> memory;
+  std::shared_ptr<const ComputationMemory> memory;
   std::vector<HloInstruction*> sequence;
   int n = 0;
   std::unique_ptr<LivenessModel> liveness;

@@ -14,7 +14,7 @@ namespace remat {
 enum class RematAction {
   kRecompute,  // a clone (or a chain of clones) serves the later uses
   kCompress,   // a compact copy is kept and copied back
-  kUndoPath,   // `path` took an earlier recompute back
+  kTakeBack,   // an earlier move taken back: the peak holds without it
 };
 
 // The action as reports and dumps spell it: the one place the text lives.
@@ -24,8 +24,8 @@ inline absl::string_view RematActionName(RematAction action) {
       return "recompute";
     case RematAction::kCompress:
       return "compress";
-    case RematAction::kUndoPath:
-      return "undo path";
+    case RematAction::kTakeBack:
+      return "take back";
   }
   return "unknown";
 }
@@ -37,7 +37,7 @@ struct RematDecision {
   std::string at;      // the over-budget instruction that prompted it
   std::string before;  // the first later use it now serves
   // Instructions the decision added (a chain has several; compress has the
-  // compact copy and the copy back); for kUndoPath, the ones it removed.
+  // compact copy and the copy back); for kTakeBack, the ones it removed.
   std::vector<std::string> instructions;
   int64_t bytes_saved = 0;
   double cost = 0;  // element operations: FLOPs plus one per 4 bytes moved

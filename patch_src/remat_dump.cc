@@ -27,19 +27,6 @@ namespace xla {
 namespace remat {
 namespace {
 
-absl::StatusOr<ComputationMemory> EntryMemory(const HloModule& module,
-                                              const SizeFunction& size_fn) {
-  if (!module.has_schedule()) {
-    return absl::FailedPreconditionError(
-        "rematerialization dumps need a scheduled module");
-  }
-  const HloComputation* entry = module.entry_computation();
-  TF_ASSIGN_OR_RETURN(auto called, CalledComputationPeaks(module, size_fn));
-  return ComputationMemory::Build(
-      entry, module.schedule().sequence(entry).instructions(),
-      /*is_entry=*/true, size_fn, called);
-}
-
 absl::Status WriteText(const std::string& path, const std::string& text) {
   tsl::Env* env = tsl::Env::Default();
   const std::string dir = std::string(path.substr(0, path.rfind('/')));
@@ -73,7 +60,7 @@ absl::flat_hash_map<std::string, RematAction> AddedBy(
   absl::flat_hash_map<std::string, RematAction> added;
   for (const RematDecision& d : report.decisions) {
     for (const std::string& name : d.instructions) {
-      if (d.action == RematAction::kUndoPath) {
+      if (d.action == RematAction::kTakeBack) {
         added.erase(name);
       } else {
         added[name] = d.action;
@@ -98,8 +85,8 @@ std::string DumpPath(absl::string_view dir, absl::string_view module_name,
 }
 
 absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
+                           const ComputationMemory& memory,
                            const RematReport& report, const std::string& path) {
-  TF_ASSIGN_OR_RETURN(ComputationMemory memory, EntryMemory(module, size_fn));
   const int64_t peak = std::max<int64_t>(1, memory.peak());
   const int64_t threshold =
       static_cast<int64_t>(kDotMinFractionOfPeak * static_cast<double>(peak));
@@ -164,10 +151,9 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
 }
 
 absl::Status WriteMemoryLog(const HloModule& module,
-                            const SizeFunction& size_fn,
+                            const ComputationMemory& memory,
                             const RematReport& report,
                             const std::string& path) {
-  TF_ASSIGN_OR_RETURN(ComputationMemory memory, EntryMemory(module, size_fn));
   const std::vector<TrackedBuffer>& buffers = memory.buffers();
   const int n = static_cast<int>(memory.sequence().size());
   std::vector<std::vector<int>> born(n), dies(n);

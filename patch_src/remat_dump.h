@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_report.h"
 #include "xla/service/remat/size_function.h"
 
@@ -24,16 +25,18 @@ std::string DumpPath(absl::string_view dir, absl::string_view module_name,
 // least kDotMinFractionOfPeak of the peak (and every one the pass added),
 // edges labelled and weighted by bytes, fill colour by the memory in use at
 // the instruction relative to the peak, recomputed and compressed values
-// drawn apart.
+// drawn apart. `memory` is the entry's model on the module's schedule
+// (TrackModuleMemory's `entry`).
 inline constexpr double kDotMinFractionOfPeak = 0.002;
 absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
+                           const ComputationMemory& memory,
                            const RematReport& report, const std::string& path);
 
 // One line per instruction in schedule order: memory in use, peak so far,
 // the largest live value; each decision of `report` after the line of the
 // instruction that prompted it.
 absl::Status WriteMemoryLog(const HloModule& module,
-                            const SizeFunction& size_fn,
+                            const ComputationMemory& memory,
                             const RematReport& report,
                             const std::string& path);
 

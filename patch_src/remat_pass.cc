@@ -165,9 +165,12 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
         "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
         "hlo-remat");
   }
+  // The entry's memory model on the module's current schedule, built once
+  // for the report's figures, the dumps and the planner.
+  std::shared_ptr<const ComputationMemory> entry_model;
   auto dump_before = [&]() -> absl::Status {
     if (!options.dump_dot) return absl::OkStatus();
-    return WriteDotGraph(*module, size_fn, report,
+    return WriteDotGraph(*module, size_fn, *entry_model, report,
                          DumpPath(options.dump_dir, report.module,
                                   "before_remat.dot"));
   };
@@ -204,6 +207,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     const auto measuring = std::chrono::steady_clock::now();
     TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
     report.peak_before_bytes = before.peak_bytes;
+    entry_model = before.entry;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
                         HeapSimulatorPeak(*module, size_fn, alias_info));
     TF_RETURN_IF_ERROR(dump_before());
@@ -228,6 +232,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       TF_ASSIGN_OR_RETURN(ModuleMemory after,
                           TrackModuleMemory(*module, size_fn));
       report.peak_after_bytes = after.peak_bytes;
+      entry_model = after.entry;
       TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
                           HeapSimulatorPeak(*module, size_fn, alias_info));
       TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs_after,
@@ -249,14 +254,18 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
           "computation naming it (while, condition, body): see hlo-remat "
           "--explain-peak"));
     }
+    if (dumping && entry_model == nullptr) {
+      TF_ASSIGN_OR_RETURN(ModuleMemory now, TrackModuleMemory(*module, size_fn));
+      entry_model = now.entry;
+    }
     if (options.dump_dot) {
       TF_RETURN_IF_ERROR(WriteDotGraph(
-          *module, size_fn, report,
+          *module, size_fn, *entry_model, report,
           DumpPath(options.dump_dir, report.module, "after_remat.dot")));
     }
     if (options.dump_memlog) {
       TF_RETURN_IF_ERROR(WriteMemoryLog(
-          *module, size_fn, report,
+          *module, *entry_model, report,
           DumpPath(options.dump_dir, report.module, "remat_memlog.txt")));
     }
     return report;
@@ -312,6 +321,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
                       TrackModuleMemory(*module, size_fn));
   report.peak_scheduled_bytes = scheduled.peak_bytes;
+  entry_model = scheduled.entry;
   end_phase("schedule");
   if (!had_schedule) {
     report.peak_before_bytes = report.peak_scheduled_bytes;
@@ -337,6 +347,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
                           TrackModuleMemory(*module, size_fn));
       report.peak_scheduled_bytes = rewritten.peak_bytes;
+      entry_model = rewritten.entry;
       TF_ASSIGN_OR_RETURN(costs, AnalyzeCosts(*module, size_fn));
     }
     end_phase("loop_stacks");
@@ -358,16 +369,20 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     end_phase("xla");
   } else {
     PlannerConfig config = PlannerConfigFor(options);
+    config.entry_memory = entry_model;
     // The planner's tracker and the simulator may disagree (operand buffer
     // reuse, loop state): the plan is judged by the simulator before it is
     // applied, against the schedule it started from.
     std::string rejection;
-    config.keep_plan = [&](const HloModule& planned) -> absl::StatusOr<bool> {
+    config.keep_plan =
+        [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
       TF_ASSIGN_OR_RETURN(int64_t peak,
                           HeapSimulatorPeak(planned, size_fn, alias_info));
       const int64_t start = report.heap_sim_scheduled_bytes;
-      rejection = PlanRejection(start, peak, options.memory_limit_bytes);
-      return rejection.empty();
+      std::string why = PlanRejection(start, peak, options.memory_limit_bytes);
+      const bool keep = why.empty();
+      if (!keep) rejection = std::move(why);
+      return PlanVerdict{keep, peak};
     };
     TF_ASSIGN_OR_RETURN(PlannerResult result,
                         RunRematPlanner(module, config, size_fn, *costs));

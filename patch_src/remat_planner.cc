@@ -93,10 +93,16 @@ class Planner {
     return remat::PlannedCopy(state_);
   }
   absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
+  // Takes back, costliest per byte saved first, each move the plan's peak
+  // (or the target, if higher) holds without. Returns how many.
+  absl::Status TakeBackUnneeded(int64_t target, bool recompute_only);
+  int undone() const { return state_.result.undone; }
 
  private:
   absl::Status Sweep(int64_t target);
-  absl::Status UndoChains(int64_t target);
+  absl::Status UndoChains(int64_t target) {
+    return TakeBackUnneeded(target, /*recompute_only=*/true);
+  }
   bool Undoable(int move_index) const;
 
   PlannerState state_;
@@ -167,12 +173,14 @@ bool Planner::Undoable(int move_index) const {
   return state_.liveness->Undoable(move.liveness, move_index);
 }
 
-absl::Status Planner::UndoChains(int64_t target) {
+absl::Status Planner::TakeBackUnneeded(int64_t target, bool recompute_only) {
   PlannerState& s = state_;
   const int64_t limit = std::max(target, s.liveness->Max());
   std::vector<int> order;
   for (int m = 0; m < static_cast<int>(s.moves.size()); ++m) {
-    if (s.moves[m].kind == MoveKind::kRecompute) order.push_back(m);
+    if (!recompute_only || s.moves[m].kind == MoveKind::kRecompute) {
+      order.push_back(m);
+    }
   }
   // Costliest per byte saved first.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
@@ -186,7 +194,7 @@ absl::Status Planner::UndoChains(int64_t target) {
     TF_RETURN_IF_ERROR(RevertMove(s, move));
     MarkScoresStale(s, move);
     RematDecision d = s.result.decisions[move.decision];
-    d.action = RematAction::kUndoPath;
+    d.action = RematAction::kTakeBack;
     s.result.decisions.push_back(std::move(d));
     ++s.result.undone;
   }
@@ -287,21 +295,49 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
       TF_ASSIGN_OR_RETURN(best, plan(best.target));
     }
   }
-  if (config.keep_plan != nullptr && planner.has_moves()) {
+  if (config.keep_plan == nullptr || !planner.has_moves()) {
+    return planner.Materialize();
+  }
+  auto judge = [&]() -> absl::StatusOr<PlanVerdict> {
     const auto judging = std::chrono::steady_clock::now();
-    // The plan is final: what was taken back need not be copied.
+    // What was taken back need not be copied. (Removed instructions stay
+    // allocated until the computation's Cleanup: a plan made after this
+    // cannot reuse their addresses.)
     TF_RETURN_IF_ERROR(planner.DropTakenBack());
     TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
                         planner.PlannedCopy());
-    TF_ASSIGN_OR_RETURN(bool keep, config.keep_plan(*planned));
+    TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config.keep_plan(*planned));
     planner.add_judge_seconds(std::chrono::duration<double>(
                                   std::chrono::steady_clock::now() - judging)
                                   .count());
-    if (!keep) {
-      TF_RETURN_IF_ERROR(planner.RevertAll());
-      planner.set_rejected();
-    }
+    return verdict;
+  };
+  TF_ASSIGN_OR_RETURN(const PlanVerdict whole, judge());
+  if (!whole.keep) {
+    TF_RETURN_IF_ERROR(planner.RevertAll());
+    planner.set_rejected();
+    return planner.Materialize();
   }
+  if (config.chains) return planner.Materialize();  // `path` undid its own
+  // Every move kept must be needed: take back those the planned peak holds
+  // without. The tracker and the simulator can disagree on a move (operand
+  // buffer reuse), so the simulator judges the plan without them: kept if
+  // it meets the budget or is no higher than the whole plan.
+  const int undone_before = planner.undone();
+  TF_RETURN_IF_ERROR(
+      planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
+  if (planner.undone() == undone_before) return planner.Materialize();
+  TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
+  const bool within_budget = target > 0 && trimmed.simulated_peak <= target;
+  if (trimmed.keep && (within_budget ||
+                       trimmed.simulated_peak <= whole.simulated_peak)) {
+    return planner.Materialize();
+  }
+  // The simulator credits moves the tracker could do without: the whole
+  // plan again (planning is deterministic), without taking any back.
+  TF_RETURN_IF_ERROR(planner.RevertAll());
+  planner.count_plan();
+  TF_RETURN_IF_ERROR(planner.Plan(best.target).status());
   return planner.Materialize();
 }
 

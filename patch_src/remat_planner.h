@@ -21,16 +21,24 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
+#include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
 namespace remat {
+
+// The simulator's verdict on a finished plan.
+struct PlanVerdict {
+  bool keep = true;
+  int64_t simulated_peak = 0;
+};
 
 struct PlannerConfig {
   // Live bytes to reach at every position; 0 means as low as possible.
@@ -45,16 +53,21 @@ struct PlannerConfig {
   bool chains = false;
   // Instructions in one chain, the value included.
   int max_chain_length = 8;
+  // The planned computation's memory model on its current schedule, when
+  // the caller has it (built otherwise).
+  std::shared_ptr<const ComputationMemory> entry_memory;
   // Judges the finished plan on a copy of the module with it applied,
-  // before the module is touched; false takes every move back, so that the
-  // computation comes back as it was given. Unset: every plan is kept.
-  std::function<absl::StatusOr<bool>(const HloModule& planned)> keep_plan;
+  // before the module is touched; `keep` false takes every move back, so
+  // that the computation comes back as it was given. Unset: every plan is
+  // kept, and no move is taken back but `path`'s chains.
+  std::function<absl::StatusOr<PlanVerdict>(const HloModule& planned)>
+      keep_plan;
 };
 
 struct PlannerResult {
   int recomputed = 0;          // clones in the result
   int compressed = 0;          // values kept compact in the result
-  int undone = 0;              // chains taken back by `path`
+  int undone = 0;  // moves taken back: the peak held without them
   int compressible = 0;        // values that have a smaller compact form
   int articulation_points = 0;
   int instructions_added = 0;    // clones, copies and the bitcasts they need

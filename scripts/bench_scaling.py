@@ -21,7 +21,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from remat_harness.engine import baseline_peak, run_hlo_remat
@@ -43,6 +43,9 @@ class Row:
     budget_met: bool
     extra_flops_pct: float
     pass_seconds: float
+    # Where pass_seconds went (the report's phase_seconds) and sweeps made.
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    plans_tried: int = 0
 
 
 def slope(points: list[tuple[int, float]]) -> float | None:
@@ -94,7 +97,29 @@ def _measure_once(
         budget_met=r["budget_met"],
         extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
         pass_seconds=r["pass_seconds"],
+        phase_seconds=dict(r.get("phase_seconds", {})),
+        plans_tried=int(r.get("plans_tried", 0)),
     )
+
+
+def phase_table(rows: list[Row]) -> str:
+    """Where the pass time went on the largest module, cell by cell."""
+    if not rows:
+        return ""
+    largest = max(rows, key=lambda r: r.instructions).model
+    cells = [r for r in rows if r.model == largest]
+    phases = list(dict.fromkeys(p for r in cells for p in r.phase_seconds))
+    lines = [
+        f"Where the time went on {largest} (seconds):\n",
+        "| cell | " + " | ".join(phases) + " | plans | total |",
+        "|---|" + "---|" * (len(phases) + 2),
+    ]
+    for r in cells:
+        spent = " | ".join(f"{r.phase_seconds.get(p, 0.0):.2f}" for p in phases)
+        lines.append(
+            f"| {r.algorithm} @ {r.budget} | {spent} | {r.plans_tried} | {r.pass_seconds:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def table(rows: list[Row], algorithms: list[str], budgets: list[str]) -> str:
@@ -168,7 +193,7 @@ def main() -> int:
                     f"({row.peak_after_bytes / row.baseline_bytes:.2f} of baseline)",
                     flush=True,
                 )
-    text = table(rows, algorithms, budgets)
+    text = table(rows, algorithms, budgets) + "\n" + phase_table(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(
         json.dumps(
