@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -17,30 +19,36 @@
 
 namespace xla {
 namespace remat {
+namespace {
 
-absl::StatusOr<CalleePlanResult> PlanCalledComputations(
-    HloModule* module, const PlannerConfig& config,
-    const SizeFunction& size_fn) {
-  CalleePlanResult out;
-  if (config.target_bytes <= 0 || !module->has_schedule()) return out;
+// Plans the callees of `caller` that run where it is above `target`, then
+// theirs, depth first; `depth` is the callees' (1 for the entry's). `planned`
+// holds every computation planned so far.
+absl::Status PlanCalleesOf(HloModule* module, HloComputation* caller,
+                           int64_t target, int depth,
+                           const PlannerConfig& config,
+                           const SizeFunction& size_fn,
+                           absl::flat_hash_set<const HloComputation*>& planned,
+                           CalleePlanResult& out) {
+  // Taken again at each level: the plans below change the peaks above.
   TF_ASSIGN_OR_RETURN(auto peaks, CalledComputationPeaks(*module, size_fn));
-  HloComputation* entry = module->entry_computation();
   TF_ASSIGN_OR_RETURN(
       ComputationMemory memory,
-      ComputationMemory::Build(entry,
-                               module->schedule().sequence(entry).instructions(),
-                               /*is_entry=*/true, size_fn, peaks));
-  // The most each callee must shed: the largest excess over the budget at
+      ComputationMemory::Build(
+          caller, module->schedule().sequence(caller).instructions(),
+          /*is_entry=*/caller == module->entry_computation(), size_fn, peaks));
+  // The most each callee must shed: the largest excess over the target at
   // a site where it runs, no more than what it holds there.
   std::vector<HloComputation*> order;
   absl::flat_hash_map<HloComputation*, int64_t> excess;
   for (int pos = 0; pos < static_cast<int>(memory.sequence().size()); ++pos) {
-    const int64_t over = memory.profile()[pos] - config.target_bytes;
+    const int64_t over = memory.profile()[pos] - target;
     if (over <= 0 || memory.called_bytes()[pos] <= 0) continue;
     for (const HloComputation* callee :
          SequentialCallees(memory.sequence()[pos])) {
       auto peak = peaks.find(callee);
       if (peak == peaks.end() || peak->second <= 0) continue;
+      if (planned.contains(callee)) continue;
       HloComputation* mutable_callee = const_cast<HloComputation*>(callee);
       auto [it, fresh] = excess.try_emplace(mutable_callee, 0);
       if (fresh) order.push_back(mutable_callee);
@@ -48,7 +56,10 @@ absl::StatusOr<CalleePlanResult> PlanCalledComputations(
     }
   }
   for (HloComputation* callee : order) {
+    if (!planned.insert(callee).second) continue;  // reached deeper first
     PlannerConfig callee_config = config;
+    callee_config.keep_plan = nullptr;  // the simulator judges the entry only
+    callee_config.entry_memory = nullptr;
     // What remains of its peak; 0 asks the planner for as low as it can go.
     callee_config.target_bytes =
         std::max<int64_t>(0, peaks[callee] - excess[callee]);
@@ -58,12 +69,30 @@ absl::StatusOr<CalleePlanResult> PlanCalledComputations(
     TF_ASSIGN_OR_RETURN(PlannerResult result,
                         RunRematPlanner(module, callee, callee_config, size_fn,
                                         *costs));
-    if (result.instructions_added == 0 && result.instructions_removed == 0) {
-      continue;
+    if (result.instructions_added > 0 || result.instructions_removed > 0) {
+      ++out.computations_planned;
+      out.deepest_level = std::max(out.deepest_level, depth);
+      out.totals.AddMovesOf(std::move(result));
     }
-    ++out.computations_planned;
-    out.totals.AddMovesOf(std::move(result));
+    // Loops and branches it runs in turn, where it is still over its aim.
+    TF_RETURN_IF_ERROR(PlanCalleesOf(module, callee,
+                                     callee_config.target_bytes, depth + 1,
+                                     config, size_fn, planned, out));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CalleePlanResult> PlanCalledComputations(
+    HloModule* module, const PlannerConfig& config,
+    const SizeFunction& size_fn) {
+  CalleePlanResult out;
+  if (config.target_bytes <= 0 || !module->has_schedule()) return out;
+  absl::flat_hash_set<const HloComputation*> planned;
+  TF_RETURN_IF_ERROR(PlanCalleesOf(module, module->entry_computation(),
+                                   config.target_bytes, /*depth=*/1, config,
+                                   size_fn, planned, out));
   return out;
 }
 

@@ -419,7 +419,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     }
     if (callees.computations_planned > 0) {
       report.AddNote(absl::StrCat(callees.computations_planned,
-                                  " called computation(s) planned"));
+                                  " called computation(s) planned, ",
+                                  callees.deepest_level, " level(s) deep"));
     }
   }
   lap = std::chrono::steady_clock::now();

@@ -52,9 +52,9 @@ ENTRY main {
 """
 
 
-def run(tmp_path: Path, algorithm: str, budget: str):
+def run(tmp_path: Path, algorithm: str, budget: str, module: str = LOOP):
     src = tmp_path / "in.hlo"
-    src.write_text(LOOP)
+    src.write_text(module)
     out = tmp_path / "out.hlo"
     done = run_hlo_remat(
         src,
@@ -104,3 +104,74 @@ def test_nothing_is_planned_inside_when_the_entry_holds_the_budget(tmp_path):
     report, out, _ = run(tmp_path, "standard", "100M")
     assert "called computation" not in report["note"]
     assert "remat" not in out
+
+
+# The body above, run by a loop inside the body of another loop: only the
+# inner body has anything to move, two levels below the entry.
+NESTED = """HloModule nested_loop_body_peak, is_scheduled=true
+
+inner_cond {
+  p = (s32[], f32[512,1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+inner_body {
+  p = (s32[], f32[512,1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[512,1024] get-tuple-element(p), index=1
+  a = f32[512,1024] exponential(x)
+  d1 = f32[512,1024] add(x, a)
+  d2 = f32[512,1024] sine(d1)
+  d3 = f32[512,1024] cosine(d1)
+  d4 = f32[512,1024] tanh(d1)
+  e = f32[512,1024] multiply(d2, d3)
+  f = f32[512,1024] multiply(e, d4)
+  t = f32[512,1024] add(f, a)
+  y = f32[512,1024] tanh(t)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT r = (s32[], f32[512,1024]) tuple(next, y)
+}
+
+outer_cond {
+  p = (s32[], f32[512,1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+outer_body {
+  p = (s32[], f32[512,1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[512,1024] get-tuple-element(p), index=1
+  zero = s32[] constant(0)
+  init = (s32[], f32[512,1024]) tuple(zero, x)
+  l = (s32[], f32[512,1024]) while(init), condition=inner_cond, body=inner_body
+  y = f32[512,1024] get-tuple-element(l), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT r = (s32[], f32[512,1024]) tuple(next, y)
+}
+
+ENTRY main {
+  w = f32[512,1024] parameter(0)
+  x0 = f32[512,1024] sine(w)
+  zero = s32[] constant(0)
+  init = (s32[], f32[512,1024]) tuple(zero, x0)
+  l = (s32[], f32[512,1024]) while(init), condition=outer_cond, body=outer_body
+  ROOT out = f32[512,1024] get-tuple-element(l), index=1
+}
+"""
+
+
+@pytest.mark.parametrize("algorithm", ["standard", "path"])
+def test_a_loop_in_a_loop_body_is_planned_two_levels_down(tmp_path, algorithm):
+    report, out, assigned = run(tmp_path, algorithm, "10M", NESTED)
+    assert "1 called computation(s) planned, 2 level(s) deep" in report["note"]
+    body = out[out.index("%inner_body") : out.index("\n}\n", out.index("%inner_body"))]
+    assert "exponential(%x)" in body.split("%a.remat")[1], body
+    assert report["numerics"] == "equal", report["note"]
+    assert report["peak_after_bytes"] == report["peak_scheduled_bytes"] - 2 * 2**20
+    assert assigned["after"] == assigned["before"] - 2 * 2**20, assigned
