@@ -312,17 +312,40 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                                   .count());
     return verdict;
   };
+  // Every move kept must be needed: take back those the planned peak (or the
+  // budget) holds without. The tracker and the simulator can disagree on a
+  // move (operand buffer reuse), so the simulator judges the plan without
+  // them: kept if it meets the budget or is no higher than the whole plan;
+  // otherwise the whole plan is made again (planning is deterministic).
+  // `path` undid its own chains already.
+  auto make_whole_plan_again = [&]() -> absl::Status {
+    TF_RETURN_IF_ERROR(planner.RevertAll());
+    planner.count_plan();
+    return planner.Plan(best.target).status();
+  };
+  bool trimmed_first = false;
+  if (!config.chains && target > 0 && best.peak <= target) {
+    // The tracker sees the budget met: the trimmed plan is judged first,
+    // and when the simulator sees it within the budget one judgement does.
+    const int undone_before = planner.undone();
+    TF_RETURN_IF_ERROR(
+        planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
+    if (planner.undone() > undone_before) {
+      TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
+      if (trimmed.keep && trimmed.simulated_peak <= target) {
+        return planner.Materialize();
+      }
+      TF_RETURN_IF_ERROR(make_whole_plan_again());
+      trimmed_first = true;
+    }
+  }
   TF_ASSIGN_OR_RETURN(const PlanVerdict whole, judge());
   if (!whole.keep) {
     TF_RETURN_IF_ERROR(planner.RevertAll());
     planner.set_rejected();
     return planner.Materialize();
   }
-  if (config.chains) return planner.Materialize();  // `path` undid its own
-  // Every move kept must be needed: take back those the planned peak holds
-  // without. The tracker and the simulator can disagree on a move (operand
-  // buffer reuse), so the simulator judges the plan without them: kept if
-  // it meets the budget or is no higher than the whole plan.
+  if (config.chains || trimmed_first) return planner.Materialize();
   const int undone_before = planner.undone();
   TF_RETURN_IF_ERROR(
       planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
@@ -333,11 +356,7 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                        trimmed.simulated_peak <= whole.simulated_peak)) {
     return planner.Materialize();
   }
-  // The simulator credits moves the tracker could do without: the whole
-  // plan again (planning is deterministic), without taking any back.
-  TF_RETURN_IF_ERROR(planner.RevertAll());
-  planner.count_plan();
-  TF_RETURN_IF_ERROR(planner.Plan(best.target).status());
+  TF_RETURN_IF_ERROR(make_whole_plan_again());
   return planner.Materialize();
 }
 
