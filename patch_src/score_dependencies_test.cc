@@ -1,0 +1,137 @@
+#include "xla/service/remat/score_dependencies.h"
+
+#include <memory>
+#include <utility>
+
+#include <gtest/gtest.h>
+#include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/planner_edits.h"
+#include "xla/service/remat/planner_scoring.h"
+#include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/size_function.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+// `a`, `b` and `c` are live across `m2` and read again late: each can be
+// recomputed there. `c` reads `a`; `b` shares nothing with `a`.
+constexpr char kModule[] = R"(
+HloModule scores, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[1024] parameter(0)
+  p1 = f32[1024] parameter(1)
+  a = f32[1024] exponential(p0)
+  b = f32[1024] sine(p1)
+  c = f32[1024] cosine(a)
+  m1 = f32[1024] multiply(c, c)
+  m2 = f32[1024] add(m1, m1)
+  m3 = f32[1024] tanh(m2)
+  t1 = f32[1024] add(m3, a)
+  t2 = f32[1024] add(t1, b)
+  t3 = f32[1024] add(t2, c)
+  ROOT r = f32[1024] negate(t3)
+}
+)";
+
+class ScoreDependenciesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        ParseAndReturnUnverifiedModule(kModule);
+    ASSERT_TRUE(module.ok()) << module.status();
+    module_ = *std::move(module);
+    absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
+        AnalyzeCosts(*module_, PlainBytes);
+    ASSERT_TRUE(costs.ok()) << costs.status();
+    costs_ = *std::move(costs);
+    state_ = std::make_unique<PlannerState>(
+        module_.get(), module_->entry_computation(), PlannerConfig(),
+        PlainBytes, *costs_);
+    ASSERT_TRUE(InitPlannerState(*state_).ok());
+    state_->scores.resize(state_->values.size());
+    p_ = Position("m2");
+    state_->current_p = p_;
+  }
+
+  int Position(absl::string_view name) const {
+    for (int pos = 0; pos < state_->n; ++pos) {
+      if (state_->sequence[pos]->name() == name) return pos;
+    }
+    return -1;
+  }
+  int ValueOf(absl::string_view name) const {
+    return state_->value_of.at(
+        module_->entry_computation()->GetInstructionWithName(name));
+  }
+  // Scores value `name` at m2 afresh and files what it read.
+  int Scored(absl::string_view name) {
+    const int index = ValueOf(name);
+    EXPECT_TRUE(Score(*state_, index, p_, state_->scores[index]));
+    RegisterScoreReads(*state_, index);
+    return index;
+  }
+
+  std::unique_ptr<HloModule> module_;
+  std::unique_ptr<RematCostAnalysis> costs_;
+  std::unique_ptr<PlannerState> state_;
+  int p_ = -1;
+};
+
+TEST_F(ScoreDependenciesTest, ScoresHoldUntilSomethingTheyReadChanges) {
+  const int a = Scored("a");
+  ASSERT_FALSE(state_->scores[a].candidates.empty());
+  // Nothing changed: the cached score is reused.
+  EXPECT_FALSE(Score(*state_, a, p_, state_->scores[a]));
+}
+
+TEST_F(ScoreDependenciesTest, AMoveMakesStaleOnlyTheScoresThatReadWhatItChanged) {
+  const int a = Scored("a");
+  const int b = Scored("b");
+  const int c = Scored("c");
+  ASSERT_FALSE(state_->scores[a].candidates.empty());
+  const Candidate move = state_->scores[a].candidates.front();
+  ASSERT_TRUE(ApplyMove(*state_, move, p_).ok());
+  MarkScoresStale(*state_, state_->moves.back());
+  state_->scores.resize(state_->values.size());
+
+  EXPECT_FALSE(state_->scores[a].valid) << "the moved value";
+  EXPECT_FALSE(state_->scores[c].valid) << "reads a, which has a new version";
+  EXPECT_TRUE(state_->scores[b].valid) << "shares nothing with a";
+  EXPECT_FALSE(Score(*state_, b, p_, state_->scores[b]));
+}
+
+TEST_F(ScoreDependenciesTest, TakingAMoveBackMakesTheSameScoresStale) {
+  const int a = Scored("a");
+  const Candidate move = state_->scores[a].candidates.front();
+  ASSERT_TRUE(ApplyMove(*state_, move, p_).ok());
+  MarkScoresStale(*state_, state_->moves.back());
+  state_->scores.resize(state_->values.size());
+  const int b = Scored("b");
+  const int c = Scored("c");
+  Scored("a");
+
+  ASSERT_TRUE(RevertMove(*state_, state_->moves.back()).ok());
+  MarkScoresStale(*state_, state_->moves.back());
+  EXPECT_FALSE(state_->scores[a].valid);
+  EXPECT_FALSE(state_->scores[c].valid);
+  EXPECT_TRUE(state_->scores[b].valid);
+}
+
+TEST_F(ScoreDependenciesTest, EveryScoreGoesStaleWhenThePlanIsTakenBackWhole) {
+  const int a = Scored("a");
+  const int b = Scored("b");
+  MarkAllScoresStale(*state_);
+  EXPECT_FALSE(state_->scores[a].valid);
+  EXPECT_FALSE(state_->scores[b].valid);
+  EXPECT_TRUE(state_->score_readers.of_buffer.empty());
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
