@@ -11,19 +11,21 @@ import pytest
 from remat_harness.engine import run_hlo_remat
 from tests.test_explain_peak import PEAK_LINE
 
-# `a` is read early (d1) and late (t): every order holds it across d2..d4, so
-# only recomputing it inside the body lowers the body's peak. The entry has
-# nothing to move.
-LOOP = """HloModule loop_body_peak, is_scheduled=true
-
-cond {
+# A loop body (and its condition) named PREFIXbody: `a` is read early (d1)
+# and late (t), so every order holds it across d2..d4.
+COND = """
+PREFIXcond {
   p = (s32[], f32[512,1024]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   n = s32[] constant(4)
   ROOT lt = pred[] compare(i, n), direction=LT
 }
+"""
 
-body {
+BODY = (
+    COND
+    + """
+PREFIXbody {
   p = (s32[], f32[512,1024]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   x = f32[512,1024] get-tuple-element(p), index=1
@@ -40,16 +42,28 @@ body {
   next = s32[] add(i, one)
   ROOT r = (s32[], f32[512,1024]) tuple(next, y)
 }
+"""
+)
 
+# An entry that runs the loop PREFIXbody on sine(w).
+ENTRY = """
 ENTRY main {
   w = f32[512,1024] parameter(0)
   x0 = f32[512,1024] sine(w)
   zero = s32[] constant(0)
   init = (s32[], f32[512,1024]) tuple(zero, x0)
-  l = (s32[], f32[512,1024]) while(init), condition=cond, body=body
+  l = (s32[], f32[512,1024]) while(init), condition=PREFIXcond, body=PREFIXbody
   ROOT out = f32[512,1024] get-tuple-element(l), index=1
 }
 """
+
+# Only recomputing `a` inside the body lowers the body's peak. The entry has
+# nothing to move.
+LOOP = (
+    "HloModule loop_body_peak, is_scheduled=true\n"
+    + BODY.replace("PREFIX", "")
+    + ENTRY.replace("PREFIX", "")
+)
 
 
 def run(tmp_path: Path, algorithm: str, budget: str, module: str = LOOP):
@@ -106,42 +120,13 @@ def test_nothing_is_planned_inside_when_the_entry_holds_the_budget(tmp_path):
     assert "remat" not in out
 
 
-# The body above, run by a loop inside the body of another loop: only the
+# The same body run by a loop inside the body of another loop: only the
 # inner body has anything to move, two levels below the entry.
-NESTED = """HloModule nested_loop_body_peak, is_scheduled=true
-
-inner_cond {
-  p = (s32[], f32[512,1024]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-inner_body {
-  p = (s32[], f32[512,1024]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  x = f32[512,1024] get-tuple-element(p), index=1
-  a = f32[512,1024] exponential(x)
-  d1 = f32[512,1024] add(x, a)
-  d2 = f32[512,1024] sine(d1)
-  d3 = f32[512,1024] cosine(d1)
-  d4 = f32[512,1024] tanh(d1)
-  e = f32[512,1024] multiply(d2, d3)
-  f = f32[512,1024] multiply(e, d4)
-  t = f32[512,1024] add(f, a)
-  y = f32[512,1024] tanh(t)
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  ROOT r = (s32[], f32[512,1024]) tuple(next, y)
-}
-
-outer_cond {
-  p = (s32[], f32[512,1024]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(2)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
+NESTED = (
+    "HloModule nested_loop_body_peak, is_scheduled=true\n"
+    + BODY.replace("PREFIX", "inner_")
+    + COND.replace("PREFIX", "outer_")
+    + """
 outer_body {
   p = (s32[], f32[512,1024]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
@@ -154,16 +139,9 @@ outer_body {
   next = s32[] add(i, one)
   ROOT r = (s32[], f32[512,1024]) tuple(next, y)
 }
-
-ENTRY main {
-  w = f32[512,1024] parameter(0)
-  x0 = f32[512,1024] sine(w)
-  zero = s32[] constant(0)
-  init = (s32[], f32[512,1024]) tuple(zero, x0)
-  l = (s32[], f32[512,1024]) while(init), condition=outer_cond, body=outer_body
-  ROOT out = f32[512,1024] get-tuple-element(l), index=1
-}
 """
+    + ENTRY.replace("PREFIX", "outer_")
+)
 
 
 @pytest.mark.parametrize("algorithm", ["standard", "path"])
