@@ -60,7 +60,7 @@ class Planner {
 
   absl::Status Init() { return InitPlannerState(state_); }
   // One plan at `target`: the sweep, then for `path` the undo. Returns the
-  // planned peak.
+  // planned peak; counted in plans_tried.
   absl::StatusOr<int64_t> Plan(int64_t target);
   // Takes back every move, newest first: the module is as Init found it.
   absl::Status RevertAll();
@@ -78,7 +78,6 @@ class Planner {
     }
     return false;
   }
-  void count_plan() { ++state_.result.plans_tried; }
   void add_judge_seconds(double seconds) {
     state_.result.judge_seconds += seconds;
   }
@@ -95,13 +94,12 @@ class Planner {
   absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
   // Takes back, costliest per byte saved first, each move the plan's peak
   // (or the target, if higher) holds without. Returns how many.
-  absl::Status TakeBackUnneeded(int64_t target, bool recompute_only);
-  int undone() const { return state_.result.undone; }
+  absl::StatusOr<int> TakeBackUnneeded(int64_t target, bool recompute_only);
 
  private:
   absl::Status Sweep(int64_t target);
   absl::Status UndoChains(int64_t target) {
-    return TakeBackUnneeded(target, /*recompute_only=*/true);
+    return TakeBackUnneeded(target, /*recompute_only=*/true).status();
   }
   bool Undoable(int move_index) const;
 
@@ -173,7 +171,8 @@ bool Planner::Undoable(int move_index) const {
   return state_.liveness->Undoable(move.liveness, move_index);
 }
 
-absl::Status Planner::TakeBackUnneeded(int64_t target, bool recompute_only) {
+absl::StatusOr<int> Planner::TakeBackUnneeded(int64_t target,
+                                              bool recompute_only) {
   PlannerState& s = state_;
   const int64_t limit = std::max(target, s.liveness->Max());
   std::vector<int> order;
@@ -187,6 +186,7 @@ absl::Status Planner::TakeBackUnneeded(int64_t target, bool recompute_only) {
     return s.moves[a].cost * std::max<int64_t>(1, s.moves[b].bytes_saved) >
            s.moves[b].cost * std::max<int64_t>(1, s.moves[a].bytes_saved);
   });
+  int taken_back = 0;
   for (int m : order) {
     if (!Undoable(m)) continue;
     AppliedMove& move = s.moves[m];
@@ -197,11 +197,13 @@ absl::Status Planner::TakeBackUnneeded(int64_t target, bool recompute_only) {
     d.action = RematAction::kTakeBack;
     s.result.decisions.push_back(std::move(d));
     ++s.result.undone;
+    ++taken_back;
   }
-  return absl::OkStatus();
+  return taken_back;
 }
 
 absl::StatusOr<int64_t> Planner::Plan(int64_t target) {
+  ++state_.result.plans_tried;
   TF_RETURN_IF_ERROR(Sweep(target));
   if (state_.config.chains) TF_RETURN_IF_ERROR(UndoChains(target));
   state_.result.planned_peak_bytes = state_.liveness->Max();
@@ -262,7 +264,6 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   auto plan = [&](int64_t aim) -> absl::StatusOr<PlanOutcome> {
     if (aim != last_target) TF_RETURN_IF_ERROR(planner.RevertAll());
     last_target = aim;
-    planner.count_plan();
     TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(aim));
     return PlanOutcome{aim, peak, planner.kept_cost()};
   };
@@ -320,17 +321,16 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   // `path` undid its own chains already.
   auto make_whole_plan_again = [&]() -> absl::Status {
     TF_RETURN_IF_ERROR(planner.RevertAll());
-    planner.count_plan();
     return planner.Plan(best.target).status();
   };
   bool trimmed_first = false;
   if (!config.chains && target > 0 && best.peak <= target) {
     // The tracker sees the budget met: the trimmed plan is judged first,
     // and when the simulator sees it within the budget one judgement does.
-    const int undone_before = planner.undone();
-    TF_RETURN_IF_ERROR(
+    TF_ASSIGN_OR_RETURN(
+        const int taken_back,
         planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
-    if (planner.undone() > undone_before) {
+    if (taken_back > 0) {
       TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
       if (trimmed.keep && trimmed.simulated_peak <= target) {
         return planner.Materialize();
@@ -346,10 +346,10 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
     return planner.Materialize();
   }
   if (config.chains || trimmed_first) return planner.Materialize();
-  const int undone_before = planner.undone();
-  TF_RETURN_IF_ERROR(
+  TF_ASSIGN_OR_RETURN(
+      const int taken_back,
       planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
-  if (planner.undone() == undone_before) return planner.Materialize();
+  if (taken_back == 0) return planner.Materialize();
   TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
   const bool within_budget = target > 0 && trimmed.simulated_peak <= target;
   if (trimmed.keep && (within_budget ||
