@@ -174,25 +174,25 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                          DumpPath(options.dump_dir, report.module,
                                   "before_remat.dot"));
   };
-  auto start = std::chrono::steady_clock::now();
-  // The floor does not depend on the schedule, but the loop-stack rewrite
-  // removes buffers: it is taken once, of the program the planner (or
-  // nothing) works on. A measurement, outside the pass time.
-  auto measure_floor = [&]() -> absl::Status {
-    const auto measuring = std::chrono::steady_clock::now();
-    TF_ASSIGN_OR_RETURN(MemoryFloor floor,
-                        ComputeMemoryFloor(*module, size_fn, alias_info));
-    report.floor_bytes = floor.bytes;
-    report.floor_at = floor.at;
-    start += std::chrono::steady_clock::now() - measuring;
-    return absl::OkStatus();
-  };
-  // Time of one phase of the pass, for the report's phase_seconds.
+  // Time of one phase of the pass, for the report's phase_seconds; the
+  // pass time is their sum. Measurements for the report and dumps run
+  // between phases and restart the clock after them.
   auto lap = std::chrono::steady_clock::now();
   auto end_phase = [&](absl::string_view phase) {
     const auto now = std::chrono::steady_clock::now();
     report.AddPhase(phase, std::chrono::duration<double>(now - lap).count());
     lap = now;
+  };
+  // The floor does not depend on the schedule, but the loop-stack rewrite
+  // removes buffers: it is taken once, of the program the planner (or
+  // nothing) works on. A measurement, outside the pass time.
+  auto measure_floor = [&]() -> absl::Status {
+    TF_ASSIGN_OR_RETURN(MemoryFloor floor,
+                        ComputeMemoryFloor(*module, size_fn, alias_info));
+    report.floor_bytes = floor.bytes;
+    report.floor_at = floor.at;
+    lap = std::chrono::steady_clock::now();
+    return absl::OkStatus();
   };
   const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
@@ -204,14 +204,12 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   end_phase("costs");
   if (had_schedule) {
     // Figures for the report (and the budget check): outside the pass time.
-    const auto measuring = std::chrono::steady_clock::now();
     TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
     report.peak_before_bytes = before.peak_bytes;
     entry_model = before.entry;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
                         HeapSimulatorPeak(*module, size_fn, alias_info));
     TF_RETURN_IF_ERROR(dump_before());
-    start += std::chrono::steady_clock::now() - measuring;
     lap = std::chrono::steady_clock::now();
   }
 
@@ -225,9 +223,10 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   };
   auto finish = [&](bool changed) -> absl::StatusOr<RematReport> {
     // The pass ends here; what follows only measures it for the report.
-    report.pass_seconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+    report.pass_seconds = 0;
+    for (const auto& [phase, seconds] : report.phase_seconds) {
+      report.pass_seconds += seconds;
+    }
     if (changed) {
       TF_ASSIGN_OR_RETURN(ModuleMemory after,
                           TrackModuleMemory(*module, size_fn));
@@ -254,10 +253,6 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
           "computation naming it (while, condition, body): see hlo-remat "
           "--explain-peak"));
     }
-    if (dumping && entry_model == nullptr) {
-      TF_ASSIGN_OR_RETURN(ModuleMemory now, TrackModuleMemory(*module, size_fn));
-      entry_model = now.entry;
-    }
     if (options.dump_dot) {
       TF_RETURN_IF_ERROR(WriteDotGraph(
           *module, size_fn, *entry_model, report,
@@ -273,6 +268,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   // The module stays as given: the figures after are the figures before.
   auto nothing_done =
       [&](absl::string_view why) -> absl::StatusOr<RematReport> {
+    end_phase("check");
     TF_RETURN_IF_ERROR(measure_floor());
     report.note = absl::StrCat(why, ": nothing done");
     report.scheduler_chosen = "unchanged";
@@ -353,7 +349,6 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     end_phase("loop_stacks");
   }
   TF_RETURN_IF_ERROR(measure_floor());
-  lap = std::chrono::steady_clock::now();
 
   if (options.algorithm == RematAlgorithm::kXla) {
     const int64_t added_before = CountInstructions(*module);
