@@ -16,12 +16,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "buffer_assignment_on_schedule.h"
 #include "google/protobuf/text_format.h"
 #include "gpu_mlir_standin.h"
 #include "xla/backends/gpu/target_config/target_config.h"
 #include "xla/debug_options_flags.h"
-#include "xla/hlo/analysis/hlo_alias_analysis.h"
-#include "xla/hlo/analysis/hlo_ordering.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_opcode.h"
@@ -41,9 +40,9 @@
 #include "xla/service/gpu/transforms/fusion_wrapper.h"
 #include "xla/service/gpu/transforms/sanitize_constant_names.h"
 #include "xla/service/gpu/transforms/stream_attribute_annotator.h"
-#include "xla/service/heap_simulator/heap_simulator.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/remat_schedule.h"
 #include "xla/shape_util.h"
 #include "xla/stream_executor/cuda/cuda_platform_id.h"
 #include "xla/tsl/platform/errors.h"
@@ -338,42 +337,17 @@ absl::StatusOr<std::unique_ptr<xla::HloModule>> GpuPipeline::WheelReference(
 
 absl::StatusOr<int64_t> GpuPipeline::HeapSimulatorPeak(
     const xla::HloModule& module) const {
-  if (!module.has_schedule()) {
-    return absl::FailedPreconditionError("module has no schedule");
-  }
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::HloAliasAnalysis> alias_analysis,
-                      xla::HloAliasAnalysis::Run(&module, alias_info_.get()));
-  xla::LogicalBuffer::SizeFunction buffer_size =
-      [this](const xla::BufferValue& buffer) {
-        return size_fn_(buffer.shape());
-      };
-  return xla::HeapSimulator::MinimumMemoryForModule(
-      module.schedule(), *alias_analysis, alias_info_.get(), &buffer_size);
+  return xla::remat::HeapSimulatorPeak(module, size_fn_, alias_info_.get());
 }
 
 absl::StatusOr<BufferAssignmentFigures> GpuPipeline::AssignBuffers(
     const xla::HloModule& module) const {
-  if (!module.has_schedule()) {
-    return absl::FailedPreconditionError("module has no schedule");
-  }
   // As compile_module_to_llvm_ir.cc's RunBufferAssignment with default
   // options: constants get buffers, 256-byte alignment.
-  xla::BufferAssigner::Options options;
-  options.allocate_buffers_for_constants = true;
-  xla::remat::SizeFunction size_fn = size_fn_;
-  TF_ASSIGN_OR_RETURN(
-      std::unique_ptr<xla::BufferAssignment> assignment,
-      xla::BufferAssigner::Run(
-          &module,
-          std::make_unique<xla::SequentialHloOrdering>(module.schedule()),
-          [size_fn](const xla::BufferValue& buffer) {
-            return size_fn(buffer.shape());
-          },
-          alias_info_.get(),
-          [](xla::LogicalBuffer::Color) {
-            return xla::gpu::kXlaAllocatedBufferAlignBytes;
-          },
-          std::move(options)));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::BufferAssignment> assignment,
+                      AssignBuffersOnSchedule(
+                          module, size_fn_, alias_info_.get(),
+                          xla::gpu::kXlaAllocatedBufferAlignBytes));
   BufferAssignmentFigures figures;
   figures.total_bytes = assignment->GetStats().total_allocation_bytes;
   figures.allocations = assignment->GetStats().total_allocation_count;

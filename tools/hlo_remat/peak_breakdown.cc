@@ -13,12 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "buffer_assignment_on_schedule.h"
 #include "xla/hlo/analysis/hlo_alias_analysis.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/buffer_assignment.h"
 #include "xla/service/buffer_value.h"
-#include "xla/hlo/analysis/hlo_ordering.h"
 #include "xla/service/heap_simulator/heap_simulator.h"
 #include "xla/service/hlo_value.h"
 #include "xla/service/remat/target_alias_info.h"
@@ -70,17 +70,9 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
   xla::BufferValue::SizeFunction buffer_size =
       [&size_fn](const xla::BufferValue& b) { return size_fn(b.shape()); };
   std::vector<Event> events;
-  xla::BufferAssigner::Options options;
-  options.allocate_buffers_for_constants = true;
-  TF_ASSIGN_OR_RETURN(
-      std::unique_ptr<xla::BufferAssignment> assignment,
-      xla::BufferAssigner::Run(
-          &module,
-          std::make_unique<xla::SequentialHloOrdering>(module.schedule()),
-          [&size_fn](const xla::BufferValue& b) { return size_fn(b.shape()); },
-          alias_info.get(),
-          [](xla::LogicalBuffer::Color) -> int64_t { return 64; },
-          std::move(options)));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::BufferAssignment> assignment,
+                      AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
+                                              /*alignment=*/64));
   const int64_t assigned = assignment->GetStats().total_allocation_bytes;
   TF_RETURN_IF_ERROR(
       xla::HeapSimulator::Run(std::make_unique<EventRecorder>(&events), module,
