@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TF_DIR = $(shell $(BIN)/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("tensorflow").origin))')
 
-.PHONY: all venv system-deps engine demo test lint sweep heuristics patch clean
+.PHONY: all venv system-deps engine demo test lint sweep heuristics patch clean fuzz
 
 all: engine
 
@@ -61,3 +61,9 @@ patch: $(STAMP)
 
 clean:
 	rm -rf build .cache reports
+
+# Long fuzz campaign (issue 18): 10,000 mutants of the bundled and cached
+# modules and 200 random training steps; reproducers in reports/fuzz/findings.
+FUZZ_SEED ?= 1
+fuzz: engine
+	$(BIN)/remat-harness fuzz --mutants 10000 --steps 200 --seed $(FUZZ_SEED)

@@ -14,26 +14,59 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models.cifar_data import DataError, load_cifar10, synthetic_batch  # noqa: E402
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad argument is one line and exit 2 (the usage block is --help's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
+def _resnet_depth(text: str) -> int:
+    """CIFAR ResNets are 6n+2 layers deep (20, 32, 44, 56, 110...)."""
+    try:
+        depth = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if depth < 8 or (depth - 2) % 6:
+        raise argparse.ArgumentTypeError(f"{depth} is not 6n+2 (n >= 1); e.g. 20, 32, 44, 56, 110")
+    return depth
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    return parse
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__)
+    p = _Parser(description=__doc__)
     p.add_argument(
         "--model",
         default="resnet",
         help="resnet (with --resnet_size/--resnet_version), or one of models/zoo.py: "
         "mobilenet, transformer, lstm, wide_mlp (synthetic data)",
     )
-    p.add_argument("--resnet_size", type=int, default=20)
+    p.add_argument("--resnet_size", type=_resnet_depth, default=20)
     p.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
-    p.add_argument("--batch_size", type=int, default=64)
-    p.add_argument("--train_steps", type=int, default=5)
-    p.add_argument("--warmup_steps", type=int, default=2)
+    p.add_argument("--batch_size", type=_at_least(1), default=64)
+    p.add_argument("--train_steps", type=_at_least(1), default=5)
+    p.add_argument("--warmup_steps", type=_at_least(0), default=2)
     p.add_argument("--data_dir", default=None)
     p.add_argument("--use_synthetic_data", action="store_true")
     p.add_argument("--enable_xla", action="store_true", help="compile the whole step")
@@ -82,9 +115,6 @@ def ignored_remat_flags_warning(
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.train_steps < 1:
-        print("error: --train_steps must be >= 1", file=sys.stderr)
-        return 2
     import numpy as np
     import tensorflow as tf
 
@@ -95,20 +125,21 @@ def main(argv: list[str] | None = None) -> int:
         print(warning, file=sys.stderr, flush=True)
 
     from models.resnet_cifar import Trainer
-    from models.zoo import ZOO, ZooTrainer
+    from models.zoo import ZOO, ZooTrainer, zoo_model
 
     tf.random.set_seed(args.seed)
     import keras
 
     keras.utils.set_random_seed(args.seed)
     if args.model != "resnet":
-        if args.model not in ZOO:
+        entry = zoo_model(args.model)
+        if entry is None:
             print(
-                f"error: --model={args.model}: valid: resnet, {', '.join(sorted(ZOO))}",
+                f"error: --model={args.model}: valid: resnet, {', '.join(sorted(ZOO))}, random<N>",
                 file=sys.stderr,
             )
             return 2
-        images, labels = ZOO[args.model].data(args.batch_size, args.seed)
+        images, labels = entry.data(args.batch_size, args.seed)
     elif args.data_dir and not args.use_synthetic_data:
         try:
             images, labels = load_cifar10(args.data_dir)

@@ -128,6 +128,22 @@ ZOO: dict[str, ZooModel] = {
 }
 
 
+def zoo_model(name: str) -> ZooModel | None:
+    """A zoo model by name; "random<N>" is models/random_step.py's model N."""
+    if name in ZOO:
+        return ZOO[name]
+    if name.startswith("random") and name[len("random") :].isdigit():
+        from models.random_step import random_model
+
+        seed = int(name[len("random") :])
+        return ZooModel(
+            lambda: random_model(seed).model,
+            lambda: random_model(seed).optimizer,
+            lambda batch, data_seed: random_model(seed).data(batch, data_seed),
+        )
+    return None
+
+
 @dataclass
 class ZooTrainer:
     model: keras.Model
@@ -135,9 +151,9 @@ class ZooTrainer:
 
     @classmethod
     def create(cls, name: str) -> ZooTrainer:
-        if name not in ZOO:
-            raise ValueError(f"model {name!r}: valid models: {', '.join(sorted(ZOO))}")
-        entry = ZOO[name]
+        entry = zoo_model(name)
+        if entry is None:
+            raise ValueError(f"model {name!r}: valid models: {', '.join(sorted(ZOO))}, random<N>")
         model = entry.build()
         optimizer = entry.optimizer()
         optimizer.build(model.trainable_variables)

@@ -237,5 +237,30 @@ std::vector<std::string> RematFlagNames() {
           std::string(kDumpDot),    std::string(kDumpMemlog)};
 }
 
+std::vector<RematFlagDoc> RematFlagDocs() {
+  return {
+      {std::string(kEnable), "", "off",
+       "turn the pass on (implied by hlo-remat)"},
+      {std::string(kMemLimit), "BYTES", "0",
+       "memory budget: bytes, or 512M, 1.5GiB (powers of 1024); 0: as low "
+       "as the algorithm can"},
+      {std::string(kScheduler), "S", "default",
+       absl::StrCat("schedule before the pass, ", ChoiceList(kSchedulers),
+                    "; default tries list, DFS and postorder and keeps the "
+                    "lowest peak; given keeps the incoming one")},
+      {std::string(kAlgorithm), "A", "standard",
+       absl::StrCat(ChoiceList(kAlgorithms),
+                    "; xla is XLA's own pass, the baseline")},
+      {std::string(kSmallNode), "MIB", "0",
+       "values of this many MiB or less are never recomputed; 0 disables"},
+      {std::string(kDisableCuda), "", "off",
+       "disable GPU fusions whose multi-output nodes block recomputation"},
+      {std::string(kDumpDot), "", "off",
+       "write DOT graphs before and after, coloured by memory pressure"},
+      {std::string(kDumpMemlog), "", "off",
+       "write a per-instruction memory log with each decision"},
+  };
+}
+
 }  // namespace remat
 }  // namespace xla

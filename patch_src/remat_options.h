@@ -75,6 +75,16 @@ RematOptions OptionsAfterCopyInsertion(RematOptions options);
 // Names of all flags, for help texts and registration.
 std::vector<std::string> RematFlagNames();
 
+// A flag as --help shows it: the word for its value ("" for a switch), its
+// default, and what it does in one line.
+struct RematFlagDoc {
+  std::string name;
+  std::string value;
+  std::string default_text;
+  std::string help;
+};
+std::vector<RematFlagDoc> RematFlagDocs();
+
 // True for the flags that are switches (--flag, --flag=false) rather than
 // flags that take a value.
 bool IsSwitchFlag(absl::string_view name);

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 
-from remat_harness.gpu import before_optimizations, parse_device, predicted_peak
+from remat_harness.gpu import (
+    before_optimizations,
+    check_gpu_target,
+    parse_device,
+    predicted_peak,
+)
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR, ToolMissing
 from remat_harness.report import (
@@ -78,6 +85,40 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     return 1 if failed else 0
 
 
+def _fuzz(args: argparse.Namespace, console: Console) -> int:
+    from remat_harness.fuzz import fuzz_mutants, fuzz_steps, seed_modules
+
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    if args.mutants:
+        seeds = seed_modules(args.seeds)
+        console.print(f"{args.mutants} mutants of {len(seeds)} modules, seed {args.seed}")
+        summaries.append(
+            fuzz_mutants(
+                seeds, args.mutants, args.seed, out, timeout_s=args.timeout, jobs=args.jobs
+            )
+        )
+    if args.steps:
+        console.print(f"{args.steps} random training steps, seed {args.seed}")
+        summaries.append(fuzz_steps(args.steps, args.seed, out, timeout_s=args.timeout * 10))
+    summary = {"seed": args.seed, "campaigns": [s.to_json() for s in summaries]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    findings = sum(len(s.findings) for s in summaries)
+    for s in summaries:
+        codes = ", ".join(f"exit {k}: {v}" for k, v in sorted(s.exit_codes.items(), key=str))
+        console.print(
+            f"{s.campaign}: {s.runs} runs in {s.seconds:.0f} s ({codes}); "
+            f"longest message {s.max_message_lines} lines, {s.max_message_chars} chars; "
+            f"{len(s.findings)} findings"
+        )
+    console.print(
+        f"summary: {out / 'summary.json'}"
+        + (f"; reproducers in {out / 'findings'}" if findings else "")
+    )
+    return 1 if findings else 0
+
+
 def _report(results: Path, out: Path, title: str, console: Console) -> int:
     records = list(load_results(results).values())
     if not records:
@@ -93,9 +134,16 @@ def _report(results: Path, out: Path, title: str, console: Console) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments end in one line (and exit 2), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="remat-harness", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="remat-harness", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     produce = sub.add_parser("produce-hlo", help="dump a model's training-step HLO")
     _add_model_args(produce)
     produce.add_argument("--force", action="store_true", help="ignore the cache")
@@ -168,6 +216,33 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
     report.add_argument("--out", type=Path, default=None, help="folder (default: beside results)")
     report.add_argument("--title", default="Rematerialization sweep")
+    fuzz = sub.add_parser(
+        "fuzz",
+        help="fuzz hlo-remat with mutated modules and random training steps",
+        description="Mutants must be refused (exit 2, at most 2 lines) or give a valid "
+        "output; random steps must keep numerics and never raise the peak. Findings are "
+        "saved with their command under OUT/findings.",
+    )
+    fuzz.add_argument("--mutants", type=int, default=200, help="mutants to run (default: 200)")
+    fuzz.add_argument(
+        "--steps", type=int, default=0, help="random TensorFlow training steps (default: 0)"
+    )
+    fuzz.add_argument("--seed", type=int, default=1, help="campaign seed (default: 1)")
+    fuzz.add_argument(
+        "--seeds",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="more HLO files or folders to mutate (default: the bundled modules and the "
+        "cached training steps)",
+    )
+    fuzz.add_argument("--jobs", type=int, default=2, help="engine runs at once (default: 2)")
+    fuzz.add_argument(
+        "--timeout", type=float, default=60, help="seconds per mutant run (default: 60)"
+    )
+    fuzz.add_argument(
+        "--out", type=Path, default=REPORTS_DIR / "fuzz", help="folder (default: reports/fuzz)"
+    )
     args = parser.parse_args(argv)
     console = Console(width=max(Console().width, 140))  # the demo table needs 140
     try:
@@ -190,6 +265,12 @@ def main(argv: list[str] | None = None) -> int:
 
             if not 0 < args.budget_fraction <= 1:
                 parser.error("--budget-fraction must be in (0, 1]")
+            if args.gpu_target:
+                # Checked before the CPU cells run, not after them.
+                try:
+                    check_gpu_target(args.gpu_target)
+                except ValueError as e:
+                    parser.error(f"--gpu-target: {e}")
             rows = run_demo(
                 _spec(args),
                 console,
@@ -204,10 +285,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
         elif args.command == "sweep":
             return _sweep(args, console)
+        elif args.command == "fuzz":
+            return _fuzz(args, console)
         elif args.command == "report":
             return _report(args.results, args.out or args.results.parent, args.title, console)
     except (DumpError, ToolMissing, SweepError) as e:
-        console.print(f"[red]error:[/] {e}")
+        console.print(f"[red]error:[/] {e}", soft_wrap=True)
         return 2
     return 0
 

@@ -5,21 +5,45 @@ patch's GPU hook runs it."""
 
 from __future__ import annotations
 
+import functools
+import subprocess
 from pathlib import Path
 
 from remat_harness.engine import NO_BUDGET, EngineRun, run_hlo_remat
 from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
+from remat_harness.paths import ToolMissing, hlo_remat_binary
 
 DEFAULT_TARGET = "h100_sxm"
 
 
+@functools.cache
+def gpu_targets() -> tuple[str, ...]:
+    """The GPU names the engine can compile for (`hlo-remat --list-gpu-targets`)."""
+    binary = hlo_remat_binary()
+    proc = subprocess.run(
+        [str(binary), "--list-gpu-targets"], capture_output=True, text=True, timeout=300
+    )
+    if proc.returncode != 0:
+        raise ToolMissing(f"{binary} --list-gpu-targets failed (rc {proc.returncode})")
+    return tuple(proc.stdout.split())
+
+
+def check_gpu_target(target: str) -> str:
+    """`target` if the engine knows it; ValueError naming the valid ones."""
+    valid = gpu_targets()
+    if target not in valid:
+        raise ValueError(f"GPU target {target!r} is not valid; valid: {', '.join(valid)}")
+    return target
+
+
 def parse_device(device: str) -> tuple[str, str | None]:
-    """ "cpu" -> ("cpu", None); "gpu:h100_sxm" (or "gpu") -> ("gpu", target)."""
+    """ "cpu" -> ("cpu", None); "gpu:h100_sxm" (or "gpu") -> ("gpu", target).
+    The target is checked against the engine's list before any work is done."""
     kind, _, target = device.partition(":")
     if kind == "cpu" and not target:
         return "cpu", None
     if kind == "gpu":
-        return "gpu", target or DEFAULT_TARGET
+        return "gpu", check_gpu_target(target or DEFAULT_TARGET)
     raise ValueError(f"device {device!r}: expected cpu or gpu:<target> (e.g. gpu:{DEFAULT_TARGET})")
 
 

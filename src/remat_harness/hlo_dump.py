@@ -47,11 +47,11 @@ class ModelSpec:
         if match:
             named = match.group(2)
             return cls(int(match.group(1)), int(named) if named else version, batch_size, mode)
-        if name in ZOO_NAMES:
+        if name in ZOO_NAMES or re.fullmatch(r"random\d+", name):
             return cls(batch_size=batch_size, mode=mode, model=name)
         raise ValueError(
-            f"model {name!r}: a ResNet depth (20, resnet56, resnet56v2) or one of "
-            f"{', '.join(ZOO_NAMES)}"
+            f"model {name!r}: a ResNet depth (20, resnet56, resnet56v2), one of "
+            f"{', '.join(ZOO_NAMES)}, or random<N> (models/random_step.py)"
         )
 
 
