@@ -159,6 +159,12 @@ double RecomputeCost(const HloCostAnalysis& costs,
   return 1.0 + flops + bytes / 4.0;
 }
 
+double RecomputeFlops(const HloCostAnalysis& costs,
+                      const HloInstruction& instruction) {
+  return std::max<double>(0, costs.flop_count(instruction)) +
+         std::max<double>(0, costs.transcendental_count(instruction));
+}
+
 double ModuleFlops(const HloModule& module, const HloCostAnalysis& costs) {
   double copied = 0;
   for (const HloInstruction* instruction :

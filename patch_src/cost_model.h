@@ -57,6 +57,11 @@ absl::StatusOr<std::unique_ptr<RematCostAnalysis>> AnalyzeCosts(
 double RecomputeCost(const HloCostAnalysis& costs,
                      const HloInstruction& instruction);
 
+// FLOPs and transcendentals of one more run of an instruction: what the
+// compute cap (--xla_rematerialization_max_extra_flops) counts.
+double RecomputeFlops(const HloCostAnalysis& costs,
+                      const HloInstruction& instruction);
+
 // FLOPs and transcendentals of the entry computation, plus one operation per
 // element copied: the copies `compress` adds cost time though HloCostAnalysis
 // counts no FLOPs for them.

@@ -131,6 +131,7 @@ absl::StatusOr<HloInstruction*> PlaceClone(
   fresh_index = RegisterValue(s, provider, original.origin, buffer, u,
                               original.generation + 1, original.cost);
   s.values[fresh_index].producer = clone;
+  s.values[fresh_index].flops = original.flops;
   s.values[fresh_index].tuple_index = original.tuple_index;
   s.values[fresh_index].transient = original.transient;
 
@@ -431,6 +432,7 @@ absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
   s.current->original_dead = s.values[candidate.value].dead;
   s.current->bytes_saved = candidate.gain;
   s.current->cost = candidate.cost;
+  s.current->flops = candidate.flops;
   // Touch the moved buffer first so that its old toucher is restored on undo.
   s.liveness->Touch(s.values[candidate.value].buffer);
 
@@ -642,6 +644,9 @@ absl::StatusOr<PlannerResult> Materialize(PlannerState& s) {
   // taken back (or of producers that died) are unreachable now.
   if (!s.removed.empty() || !dead.empty()) {
     TF_RETURN_IF_ERROR(s.module->RemoveUnusedComputations());
+  }
+  for (const AppliedMove& move : s.moves) {
+    if (!move.undone) s.result.extra_flops += move.flops;
   }
   return s.result;
 }

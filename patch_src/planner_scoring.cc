@@ -12,6 +12,7 @@
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_values.h"
 #include "xla/shape.h"
+#include "xla/shape_util.h"
 
 namespace xla {
 namespace remat {
@@ -188,7 +189,10 @@ bool EvaluateRecompute(const PlannerState& s, int index, int p, bool chains,
   out.value = index;
   out.first_late = first_late;
   out.gain = gain;
-  for (int member : chain) out.cost += s.values[member].cost;
+  for (int member : chain) {
+    out.cost += s.values[member].cost;
+    out.flops += s.values[member].flops;
+  }
   out.chain = std::move(chain);
   return true;
 }
@@ -220,6 +224,8 @@ bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
   out.first_late = first_late;
   out.gain = size - compact_size;
   out.cost = 2 * CopyCost(size, compact_size);
+  out.flops = 2.0 * static_cast<double>(
+                        ShapeUtil::ElementsIn(v.instruction->shape()));
   out.compress_slot = slot;
   out.compact = std::move(compact);
   return true;

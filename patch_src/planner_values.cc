@@ -151,6 +151,7 @@ void AddInitialValue(PlannerState& s, HloInstruction* producer,
     }
   }
   v.cost = RecomputeCost(s.costs, *producer);
+  v.flops = RecomputeFlops(s.costs, *producer);
   if (CompactShape(v.instruction->shape(), s.size_fn).has_value()) {
     ++s.result.compressible;
   }

@@ -61,7 +61,8 @@ struct Value {
   bool dead = false;
   bool active = false;
   int generation = 0;
-  double cost = 0;  // of producing it once more
+  double cost = 0;   // of producing it once more
+  double flops = 0;  // the FLOPs of that (cost also counts bytes moved)
 };
 
 // Two copies of a value cost what they move.
@@ -77,6 +78,7 @@ struct Candidate {
   int first_late = 0;
   int64_t gain = 0;
   double cost = 0;
+  double flops = 0;  // as ModuleFlops counts them: a copied element is one
   // Recompute: values cloned at first_late, operands first, `value` last.
   std::vector<int> chain;
   // Compress: where the compact copy goes and its shape.
@@ -137,6 +139,7 @@ struct AppliedMove {
   int clones = 0;
   int64_t bytes_saved = 0;
   double cost = 0;
+  double flops = 0;
   bool undone = false;
 };
 

@@ -29,6 +29,8 @@ constexpr absl::string_view kDisableCuda =
     "xla_rematerialization_disable_cuda";
 constexpr absl::string_view kDumpDot = "xla_rematerialization_dump_dot";
 constexpr absl::string_view kDumpMemlog = "xla_rematerialization_dump_memlog";
+constexpr absl::string_view kMaxExtraFlops =
+    "xla_rematerialization_max_extra_flops";
 
 constexpr std::pair<absl::string_view, RematAlgorithm> kAlgorithms[] = {
     {"standard", RematAlgorithm::kStandard},
@@ -204,6 +206,22 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     options.small_node_limit_mib = mib;
     return absl::OkStatus();
   }
+  if (name == kMaxExtraFlops) {
+    if (absl::Status s = require_value(); !s.ok()) return s;
+    if (absl::AsciiStrToLower(value) == "none") {
+      options.max_extra_flops_fraction = -1;
+      return absl::OkStatus();
+    }
+    double fraction = 0;
+    if (!absl::SimpleAtod(value, &fraction) || !std::isfinite(fraction) ||
+        fraction < 0) {
+      return BadValue(name, value,
+                      "a fraction of the module's FLOPs >= 0 such as 0.25, "
+                      "or none (no cap)");
+    }
+    options.max_extra_flops_fraction = fraction;
+    return absl::OkStatus();
+  }
   return absl::NotFoundError(absl::StrCat("not a rematerialization flag: ", flag));
 }
 
@@ -234,7 +252,8 @@ std::vector<std::string> RematFlagNames() {
   return {std::string(kEnable),     std::string(kMemLimit),
           std::string(kScheduler),  std::string(kAlgorithm),
           std::string(kSmallNode),  std::string(kDisableCuda),
-          std::string(kDumpDot),    std::string(kDumpMemlog)};
+          std::string(kDumpDot),    std::string(kDumpMemlog),
+          std::string(kMaxExtraFlops)};
 }
 
 std::vector<RematFlagDoc> RematFlagDocs() {
@@ -253,6 +272,10 @@ std::vector<RematFlagDoc> RematFlagDocs() {
                     "; xla is XLA's own pass, the baseline")},
       {std::string(kSmallNode), "MIB", "0",
        "values of this many MiB or less are never recomputed; 0 disables"},
+      {std::string(kMaxExtraFlops), "F",
+       absl::StrCat(kDefaultMaxExtraFlops),
+       "extra FLOPs a plan may spend, as a fraction of the module's; none: "
+       "no cap"},
       {std::string(kDisableCuda), "", "off",
        "disable GPU fusions whose multi-output nodes block recomputation"},
       {std::string(kDumpDot), "", "off",

@@ -245,6 +245,12 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.instructions_after = CountInstructions(*module);
     report.budget_met = options.memory_limit_bytes == 0 ||
                         report.heap_sim_after_bytes <= options.memory_limit_bytes;
+    if (!report.budget_met && report.stopped_by_flops_cap) {
+      report.AddNote(absl::StrCat(
+          "the compute cap (--xla_rematerialization_max_extra_flops=",
+          options.max_extra_flops_fraction,
+          " of the module's FLOPs), not the budget, stopped the plan"));
+    }
     if (!report.budget_met && had_loop_state_overcount(report)) {
       // The planner sees the budget met: nothing in the entry to move.
       report.AddNote(absl::StrCat(
@@ -365,6 +371,11 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   } else {
     PlannerConfig config = PlannerConfigFor(options);
     config.entry_memory = entry_model;
+    if (options.max_extra_flops_fraction >= 0) {
+      report.max_extra_flops =
+          options.max_extra_flops_fraction * report.flops_before;
+      config.max_extra_flops = report.max_extra_flops;
+    }
     // The planner's tracker and the simulator may disagree (operand buffer
     // reuse, loop state): the plan is judged by the simulator before it is
     // applied, against the schedule it started from.
@@ -389,12 +400,18 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.plans_tried = result.plans_tried;
 
     // Sites still over the budget that run a loop body or a branch: plan
-    // inside it, on its own schedule.
+    // inside it, on its own schedule, with what is left of the compute cap.
+    PlannerConfig callee_config = PlannerConfigFor(options);
+    if (config.max_extra_flops >= 0) {
+      callee_config.max_extra_flops =
+          std::max(0.0, config.max_extra_flops - result.extra_flops);
+    }
     TF_ASSIGN_OR_RETURN(
         CalleePlanResult callees,
-        PlanCalledComputations(module, PlannerConfigFor(options), size_fn));
+        PlanCalledComputations(module, callee_config, size_fn));
     end_phase("callees");
     result.AddMovesOf(std::move(callees.totals));
+    report.stopped_by_flops_cap = result.flops_capped;
     report.instructions_added = result.instructions_added;
     report.recomputed = result.recomputed;
     report.compressed = result.compressed;

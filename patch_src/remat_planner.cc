@@ -72,6 +72,13 @@ class Planner {
     }
     return cost;
   }
+  double kept_flops() const {
+    double flops = 0;
+    for (const AppliedMove& move : state_.moves) {
+      if (!move.undone) flops += move.flops;
+    }
+    return flops;
+  }
   bool has_moves() const {
     for (const AppliedMove& move : state_.moves) {
       if (!move.undone) return true;
@@ -145,6 +152,13 @@ absl::Status Planner::Sweep(int64_t target) {
       s.active.resize(keep);
       if (winner == nullptr) break;
       const Candidate best = *winner;  // ApplyMove grows the caches
+      if (s.config.max_extra_flops >= 0 &&
+          kept_flops() + best.flops > s.config.max_extra_flops) {
+        // Over the compute cap: the next best move may be cheaper.
+        s.result.flops_capped = true;
+        rejected.insert(best.value);
+        continue;
+      }
       const int64_t peak_before = liveness.Max();
       TF_RETURN_IF_ERROR(ApplyMove(s, best, p));
       ++applications;
@@ -234,6 +248,8 @@ void PlannerResult::AddMovesOf(PlannerResult other) {
   instructions_added += other.instructions_added;
   instructions_removed += other.instructions_removed;
   pinned += other.pinned;
+  flops_capped |= other.flops_capped;
+  extra_flops += other.extra_flops;
   decisions.insert(decisions.end(),
                    std::make_move_iterator(other.decisions.begin()),
                    std::make_move_iterator(other.decisions.end()));

@@ -53,6 +53,9 @@ struct PlannerConfig {
   bool chains = false;
   // Instructions in one chain, the value included.
   int max_chain_length = 8;
+  // FLOPs the kept moves may add in all (cost_model.h's RecomputeFlops);
+  // negative: no cap. A move that would pass it is not made.
+  double max_extra_flops = -1;
   // The planned computation's memory model on its current schedule, when
   // the caller has it (built otherwise).
   std::shared_ptr<const ComputationMemory> entry_memory;
@@ -73,6 +76,10 @@ struct PlannerResult {
   int instructions_added = 0;    // clones, copies and the bitcasts they need
   int instructions_removed = 0;  // producers left with no use
   bool plan_rejected = false;    // keep_plan said no: nothing applied
+  // A move was left out because it would have passed max_extra_flops (in
+  // any of the plans tried, the first of which aims at the budget).
+  bool flops_capped = false;
+  double extra_flops = 0;  // of the moves kept
   int pinned = 0;  // control edges keeping clones after their trigger point
   int64_t initial_peak_bytes = 0;  // tracker, before the plan
   int64_t planned_peak_bytes = 0;  // tracker, after the plan

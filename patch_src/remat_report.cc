@@ -92,6 +92,8 @@ std::string RematReport::ToJson() const {
   field("invariant_stack_bytes", absl::StrCat(invariant_stack_bytes));
   field("flops_before", Number(flops_before));
   field("flops_after", Number(flops_after));
+  field("max_extra_flops", Number(max_extra_flops));
+  field("stopped_by_flops_cap", stopped_by_flops_cap ? "true" : "false");
   field("pass_seconds", Number(pass_seconds));
   std::string phases = "{";
   for (size_t i = 0; i < phase_seconds.size(); ++i) {

@@ -44,6 +44,10 @@ struct RematReport {
   int64_t invariant_stack_bytes = 0;
   double flops_before = 0;
   double flops_after = 0;
+  // The compute cap in FLOPs (negative: none), and whether it left out a
+  // move the plan would otherwise have made.
+  double max_extra_flops = -1;
+  bool stopped_by_flops_cap = false;
   double pass_seconds = 0;
   // Where pass_seconds went, phase by phase in the order run (scheduling,
   // planning, judging plans, ...); the report's own measurements excluded.

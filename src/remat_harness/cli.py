@@ -67,6 +67,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         patched=args.patched,
         time_runs=args.time,
         device=args.device,
+        max_extra_flops=args.max_extra_flops,
     )
     if args.patched:
         ok, why = tensorflow_is_patched()
@@ -212,6 +213,13 @@ def main(argv: list[str] | None = None) -> int:
         "(real peaks) instead of hlo-remat on their HLO",
     )
     sweep.add_argument("--timeout", type=float, default=600, help="seconds per cell")
+    sweep.add_argument(
+        "--max-extra-flops",
+        default="",
+        metavar="F",
+        help="compute cap per plan, a fraction of the module's FLOPs or 'none' "
+        "(default: the engine's, 0.25)",
+    )
     report = sub.add_parser("report", help="Markdown table and PNG plots from a results file")
     report.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
     report.add_argument("--out", type=Path, default=None, help="folder (default: beside results)")

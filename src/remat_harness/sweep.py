@@ -105,6 +105,8 @@ class SweepPlan:
     patched: bool = False
     time_runs: int = 0  # hlo-remat --time N: step time before/after; 0 skips it
     device: str = "cpu"  # or "gpu:<target>"
+    # --xla_rematerialization_max_extra_flops; "" leaves the engine's default.
+    max_extra_flops: str = ""
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -307,6 +309,8 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     ]
     if plan.time_runs:
         flags += ["--time", str(plan.time_runs)]
+    if plan.max_extra_flops:
+        flags.append(f"--xla_rematerialization_max_extra_flops={plan.max_extra_flops}")
     if cache.gpu_target:
         flags += gpu_flags(cache.gpu_target)
     report_path = (
@@ -330,6 +334,7 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         floor_ratio=r["heap_sim_after_bytes"] / max(r["floor_bytes"], 1),
         budget_met=r["budget_met"],
         extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
+        stopped_by_flops_cap=r.get("stopped_by_flops_cap", False),
         pass_seconds=r["pass_seconds"],
         numerics=r["numerics"],
         scheduler_chosen=r["scheduler_chosen"],
