@@ -7,6 +7,7 @@
 #include "absl/algorithm/container.h"
 
 #include "absl/container/flat_hash_set.h"
+#include "xla/service/gpu/gpu_constants.h"
 #include "xla/service/remat/remat_flags.h"
 #include "xla/service/remat/remat_pass.h"
 #include "xla/tsl/platform/errors.h"
@@ -14,11 +15,18 @@
 namespace xla {
 namespace remat {
 
+RematOptions GpuHookOptions(RematOptions options) {
+  options = OptionsAfterCopyInsertion(std::move(options));
+  options.memory_figure = {MemoryFigure::kBufferAssignment,
+                           gpu::kXlaAllocatedBufferAlignBytes};
+  return options;
+}
+
 void AddRematPassIfEnabled(HloPassPipeline& pipeline, SizeFunction size_fn,
                            const AliasInfo* alias_info) {
   RematOptions options = CurrentRematOptions();
   if (!options.enabled) return;
-  options = OptionsAfterCopyInsertion(std::move(options));
+  options = GpuHookOptions(std::move(options));
   pipeline.AddPass<RematerializationPass>(std::move(options),
                                           std::move(size_fn), alias_info);
 }

@@ -13,10 +13,17 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/pass/hlo_pass_pipeline.h"
 #include "xla/service/hlo_module_config.h"
+#include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
 namespace remat {
+
+// The options as the GPU hook runs the pass: after copy insertion
+// (OptionsAfterCopyInsertion), planned and judged by what BufferAssigner
+// allocates with the GPU's 256-byte alignment. hlo-remat --platform gpu uses
+// the same.
+RematOptions GpuHookOptions(RematOptions options);
 
 // GPU: appended to the post-scheduling pipeline, after upstream's own
 // rematerialization and before buffer assignment. `alias_info` is the

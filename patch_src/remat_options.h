@@ -25,6 +25,15 @@ enum class RematScheduler { kDefault, kGiven, kPostorder, kDfs, kList };
 
 inline constexpr double kDefaultMaxExtraFlops = 0.25;
 
+// What memory is planned, judged and reported by (memory_figure.h says why):
+// HeapSimulator's peak (CPU) or BufferAssigner's total (GPU), whose
+// allocations are `alignment`-aligned.
+enum class MemoryFigure { kHeapSimulator, kBufferAssignment };
+struct MemoryFigureOptions {
+  MemoryFigure figure = MemoryFigure::kHeapSimulator;
+  int64_t alignment = 1;
+};
+
 struct RematOptions {
   bool enabled = false;
   // 0 means "reduce as far as the algorithm can".
@@ -48,6 +57,9 @@ struct RematOptions {
   // for the incoming order (the GPU hook). After the pass, no two values that
   // share a buffer may be live at once, or the pass fails.
   bool check_live_ranges = false;
+  // Not a flag: set where the platform allocates by buffer assignment (the
+  // GPU hook, hlo-remat --platform gpu).
+  MemoryFigureOptions memory_figure;
 
   int64_t small_node_limit_bytes() const {
     return static_cast<int64_t>(small_node_limit_mib * 1024.0 * 1024.0);

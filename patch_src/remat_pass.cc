@@ -26,6 +26,7 @@
 #include "xla/service/remat/live_range_check.h"
 #include "xla/service/remat/remat_dump.h"
 #include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/memory_floor.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_schedule.h"
@@ -194,6 +195,19 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     lap = std::chrono::steady_clock::now();
     return absl::OkStatus();
   };
+  // The figure the budget is judged by (memory_figure.h): HeapSimulator's
+  // peak, already measured, or what BufferAssigner allocates.
+  report.memory_figure =
+      std::string(MemoryFigureName(options.memory_figure.figure));
+  const bool by_heap_simulator =
+      options.memory_figure.figure == MemoryFigure::kHeapSimulator;
+  auto allocation = [&](const HloModule& m,
+                        int64_t heap_sim_peak) -> absl::StatusOr<int64_t> {
+    if (by_heap_simulator) return heap_sim_peak;
+    return MeasureMemory(m, size_fn, alias_info, options.memory_figure);
+  };
+  // Of the schedule the planner starts from: a plan must go below it.
+  int64_t allocation_scheduled = 0;
   const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
   // Re-scheduling keeps the instructions, so these costs serve the planner.
@@ -209,6 +223,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     entry_model = before.entry;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
                         HeapSimulatorPeak(*module, size_fn, alias_info));
+    TF_ASSIGN_OR_RETURN(report.allocation_before_bytes,
+                        allocation(*module, report.heap_sim_before_bytes));
+    allocation_scheduled = report.allocation_before_bytes;
     TF_RETURN_IF_ERROR(dump_before());
     lap = std::chrono::steady_clock::now();
   }
@@ -217,7 +234,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   // for the condition's and the body's parameters; the tracker, like buffer
   // assignment, counts it once. A miss only the simulator sees is that.
   auto had_loop_state_overcount = [&](const RematReport& r) {
-    return options.memory_limit_bytes > 0 &&
+    return by_heap_simulator && options.memory_limit_bytes > 0 &&
            r.peak_after_bytes <= options.memory_limit_bytes &&
            HasWhileLoop(*module);
   };
@@ -234,17 +251,21 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       entry_model = after.entry;
       TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
                           HeapSimulatorPeak(*module, size_fn, alias_info));
+      TF_ASSIGN_OR_RETURN(report.allocation_after_bytes,
+                          allocation(*module, report.heap_sim_after_bytes));
       TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs_after,
                           AnalyzeCosts(*module, size_fn));
       report.flops_after = ModuleFlops(*module, *costs_after);
     } else {
       report.peak_after_bytes = report.peak_before_bytes;
       report.heap_sim_after_bytes = report.heap_sim_before_bytes;
+      report.allocation_after_bytes = report.allocation_before_bytes;
       report.flops_after = report.flops_before;
     }
     report.instructions_after = CountInstructions(*module);
     report.budget_met = options.memory_limit_bytes == 0 ||
-                        report.heap_sim_after_bytes <= options.memory_limit_bytes;
+                        report.allocation_after_bytes <=
+                            options.memory_limit_bytes;
     if (!report.budget_met && report.stopped_by_flops_cap) {
       report.AddNote(absl::StrCat(
           "the compute cap (--xla_rematerialization_max_extra_flops=",
@@ -284,7 +305,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   };
 
   if (had_schedule && options.memory_limit_bytes > 0 &&
-      report.heap_sim_before_bytes <= options.memory_limit_bytes) {
+      report.allocation_before_bytes <= options.memory_limit_bytes) {
     return nothing_done("peak already within the budget");
   }
   if (options.algorithm == RematAlgorithm::kCompress && had_schedule &&
@@ -325,9 +346,16 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   report.peak_scheduled_bytes = scheduled.peak_bytes;
   entry_model = scheduled.entry;
   end_phase("schedule");
+  if (options.scheduler != RematScheduler::kGiven) {
+    // (Kept as given, the schedule's figure is the one measured before.)
+    TF_ASSIGN_OR_RETURN(allocation_scheduled,
+                        allocation(*module, report.heap_sim_scheduled_bytes));
+    lap = std::chrono::steady_clock::now();
+  }
   if (!had_schedule) {
     report.peak_before_bytes = report.peak_scheduled_bytes;
     report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
+    report.allocation_before_bytes = allocation_scheduled;
     TF_RETURN_IF_ERROR(dump_before());
     lap = std::chrono::steady_clock::now();
   }
@@ -346,6 +374,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     if (stacks.stacks_removed > 0) {
       TF_ASSIGN_OR_RETURN(report.heap_sim_scheduled_bytes,
                           HeapSimulatorPeak(*module, size_fn, alias_info));
+      TF_ASSIGN_OR_RETURN(
+          allocation_scheduled,
+          allocation(*module, report.heap_sim_scheduled_bytes));
       TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
                           TrackModuleMemory(*module, size_fn));
       report.peak_scheduled_bytes = rewritten.peak_bytes;
@@ -383,8 +414,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     config.keep_plan =
         [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
       TF_ASSIGN_OR_RETURN(int64_t peak,
-                          HeapSimulatorPeak(planned, size_fn, alias_info));
-      const int64_t start = report.heap_sim_scheduled_bytes;
+                          MeasureMemory(planned, size_fn, alias_info,
+                                        options.memory_figure));
+      const int64_t start = allocation_scheduled;
       std::string why = PlanRejection(start, peak, options.memory_limit_bytes);
       const bool keep = why.empty();
       if (!keep) rejection = std::move(why);

@@ -78,6 +78,9 @@ std::string RematReport::ToJson() const {
   field("heap_sim_before_bytes", absl::StrCat(heap_sim_before_bytes));
   field("heap_sim_scheduled_bytes", absl::StrCat(heap_sim_scheduled_bytes));
   field("heap_sim_after_bytes", absl::StrCat(heap_sim_after_bytes));
+  field("memory_figure", Quote(memory_figure));
+  field("allocation_before_bytes", absl::StrCat(allocation_before_bytes));
+  field("allocation_after_bytes", absl::StrCat(allocation_after_bytes));
   field("floor_bytes", absl::StrCat(floor_bytes));
   field("floor_at", Quote(floor_at));
   field("budget_met", budget_met ? "true" : "false");

@@ -47,6 +47,12 @@ struct RematReport {
   // The compute cap in FLOPs (negative: none), and whether it left out a
   // move the plan would otherwise have made.
   double max_extra_flops = -1;
+  // The figure the budget is judged by (memory_figure.h) and its values
+  // before and after the pass: HeapSimulator's peak on CPU, BufferAssigner's
+  // total on GPU (where the heap_sim_* fields are the second figure).
+  std::string memory_figure = "heap_simulator";
+  int64_t allocation_before_bytes = 0;
+  int64_t allocation_after_bytes = 0;
   bool stopped_by_flops_cap = false;
   double pass_seconds = 0;
   // Where pass_seconds went, phase by phase in the order run (scheduling,

@@ -264,8 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             if target:
                 report = predicted_peak(_spec(args), target, out / f"gpu_{target}")
                 console.print(
-                    f"{target}: predicted peak {report['heap_sim_before_bytes']:,} bytes "
-                    f"(buffer assignment {report.get('buffer_assignment_before_bytes', 0):,}), "
+                    f"{target}: predicted allocation {report['allocation_before_bytes']:,} bytes "
+                    f"(buffer assignment; HeapSimulator {report['heap_sim_before_bytes']:,}), "
                     f"input {before_optimizations(_spec(args))}"
                 )
         elif args.command == "demo":

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.engine import allocated, baseline_peak, run_hlo_remat
 from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
@@ -86,7 +86,7 @@ def run_gpu_demo(
     gpu_dir = out_dir / f"gpu_{target}"
     gpu_dir.mkdir(parents=True, exist_ok=True)
     base = predicted_peak(spec, target, gpu_dir)
-    peak = int(base["heap_sim_before_bytes"])
+    peak = allocated(base, "before")
     budget = int(peak * budget_fraction)
     console.print(
         f"predicted peak {peak:,} bytes (buffer assignment "
@@ -135,7 +135,7 @@ def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
                 row.algorithm, row.scheduler, "-", "-", "-", "error", "-", "-", "-", row.error
             )
             continue
-        before, after = r["heap_sim_before_bytes"], r["heap_sim_after_bytes"]
+        before, after = allocated(r, "before"), allocated(r, "after")
         extra = 100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1)
         table.add_row(
             row.algorithm,

@@ -41,11 +41,18 @@ def run_hlo_remat(
     return EngineRun(proc.returncode, report, proc.stderr)
 
 
+def allocated(record: dict, when: str) -> int:
+    """The platform's figure before or after: what it allocates (HeapSimulator
+    on CPU, buffer assignment on GPU); records older than it give HeapSimulator."""
+    value = record.get(f"allocation_{when}_bytes")
+    return int(value) if value else int(record[f"heap_sim_{when}_bytes"])
+
+
 def baseline_peak(hlo: Path, work_dir: Path) -> int:
-    """HeapSimulator peak of the module on its own schedule."""
+    """What the platform allocates for the module on its own schedule."""
     run = run_hlo_remat(
         hlo, [f"--xla_rematerialization_mem_limit={NO_BUDGET}"], work_dir / "baseline.json"
     )
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"hlo-remat failed on {hlo}: {run.stderr.strip()[-500:]}")
-    return int(run.report["heap_sim_before_bytes"])
+    return allocated(run.report, "before")

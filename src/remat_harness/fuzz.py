@@ -362,10 +362,9 @@ def judge_step_run(run: Run, report: dict | None, output: Path) -> tuple[str, st
         return "message", why
     if report.get("numerics") != "equal":
         return "numerics", f"numerics {report.get('numerics')}: {report.get('note', '')[:300]}"
-    if report["heap_sim_after_bytes"] > report["heap_sim_before_bytes"]:
-        return "peak worse", (
-            f"{report['heap_sim_before_bytes']} -> {report['heap_sim_after_bytes']} bytes"
-        )
+    before, after = report["allocation_before_bytes"], report["allocation_after_bytes"]
+    if after > before:
+        return "peak worse", f"{before} -> {after} bytes"
     counted = count_instructions(output.read_text())
     if counted != report["instructions_after"]:
         return (
@@ -411,7 +410,7 @@ def fuzz_steps(
         if base.returncode != 0:
             summary.findings.append(Finding("baseline", name, base.command, base.stderr[-300:]))
             continue
-        peak = json.loads((work / "base.json").read_text())["heap_sim_before_bytes"]
+        peak = json.loads((work / "base.json").read_text())["allocation_before_bytes"]
         for algorithm in algorithms:
             for fraction in budgets:
                 case = f"{name}-{algorithm}-{fraction}"

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on these machines
 import matplotlib.pyplot as plt  # noqa: E402
 
+from remat_harness.engine import allocated  # noqa: E402
 from remat_harness.sweep import ALGORITHMS  # noqa: E402
 
 
@@ -101,7 +102,7 @@ def cell_table(records: list[dict]) -> str:
         head = f"| {_where(r)} | {r['algorithm']} | {scheduler} | {r['budget']} |"
         floor = r.get("floor_bytes")
         lines.append(
-            f"{head} {_mb(r['heap_sim_before_bytes'])} | {_mb(r['heap_sim_after_bytes'])} | "
+            f"{head} {_mb(allocated(r, 'before'))} | {_mb(allocated(r, 'after'))} | "
             f"{r['ratio']:.3f} | {_mb(floor)} | {_ratio(r.get('floor_ratio'), 2)} | "
             f"{'yes' if r['budget_met'] else 'no'} | {r['extra_flops_pct']:+.2f}% | "
             f"{_step_time(r)} | {r['pass_seconds']:.2f} s | {r['numerics']} |"
@@ -112,7 +113,8 @@ def cell_table(records: list[dict]) -> str:
 def write_markdown(records: list[dict], path: Path, title: str) -> None:
     failed = sum(1 for r in records if r.get("status") != "ok")
     text = (
-        f"# {title}\n\nPeaks are XLA's HeapSimulator on the module's schedule; budgets are "
+        f"# {title}\n\nPeaks are what the platform allocates for the module on its schedule "
+        "(CPU: XLA's HeapSimulator; GPU: XLA's BufferAssigner); budgets are "
         "fractions of the baseline peak (TensorFlow's own schedule). The floor is a lower bound "
         "no schedule or recomputation can beat (entry parameters, plus the largest set of "
         "operands and result one instruction needs at once, shared buffers counted once). "
@@ -137,13 +139,13 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
     for (model, scheduler), rows in sorted(groups.items()):
         fig, ax = plt.subplots(figsize=(8, 5))
         flops_ax = ax.twinx()
-        baseline = rows[0]["heap_sim_before_bytes"] / 1e6
+        baseline = allocated(rows[0], "before") / 1e6
         budgets = sorted({r["budget_bytes"] / 1e6 for r in rows})
         ax.plot(budgets, budgets, color="grey", linestyle=":", label="budget")
         ax.axhline(baseline, color="black", linestyle="--", linewidth=1, label="baseline")
         for algorithm in ALGORITHMS:
             points = sorted(
-                (r["budget_bytes"] / 1e6, r["heap_sim_after_bytes"] / 1e6, r["extra_flops_pct"])
+                (r["budget_bytes"] / 1e6, allocated(r, "after") / 1e6, r["extra_flops_pct"])
                 for r in rows
                 if r["algorithm"] == algorithm
             )
@@ -182,9 +184,7 @@ def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -
     for model, rows in sorted(by_model.items()):
         rows.sort(key=_algorithm_order)
         labels = ["before"] + [r["algorithm"] for r in rows]
-        values = [rows[0]["heap_sim_before_bytes"] / 1e6] + [
-            r["heap_sim_after_bytes"] / 1e6 for r in rows
-        ]
+        values = [allocated(rows[0], "before") / 1e6] + [allocated(r, "after") / 1e6 for r in rows]
         fig, ax = plt.subplots(figsize=(7, 4))
         bars = ax.bar(labels, values, color=["grey"] + ["tab:blue"] * len(rows))
         ax.bar_label(bars, fmt="%.1f")
@@ -237,7 +237,7 @@ def plot_peak_vs_step_time(records: list[dict], out_dir: Path) -> list[Path]:
     for model in models:
         row = next(r for r in rows if r["model"] == model)
         if row.get("floor_bytes"):
-            floor = row["floor_bytes"] / max(row["heap_sim_before_bytes"], 1)
+            floor = row["floor_bytes"] / max(allocated(row, "before"), 1)
             ax.axhline(floor, color="grey", linestyle="--", linewidth=1)
             ax.annotate(
                 f"floor, {model}",

@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.engine import allocated, baseline_peak, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
 from remat_harness.hlo_dump import (
     DumpError,
@@ -228,7 +228,7 @@ class ModelCache:
             if self.gpu_target:
                 report = predicted_peak(spec, self.gpu_target, self.work_dir / spec.key)
                 self.gpu_reports[spec.key] = report
-                self._baseline[spec.key] = int(report["heap_sim_before_bytes"])
+                self._baseline[spec.key] = allocated(report, "before")
             else:
                 self._baseline[spec.key] = baseline_peak(self.step(spec), self.work_dir / spec.key)
         return self._baseline[spec.key]
@@ -272,7 +272,7 @@ def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
         report = cache.gpu_reports[spec.key]
         gpu = {
             "gpu_target": cache.gpu_target,
-            "predicted_gpu_peak_bytes": report["heap_sim_before_bytes"],
+            "predicted_gpu_peak_bytes": allocated(report, "before"),
             "gpu_buffer_assignment_bytes": report.get("buffer_assignment_before_bytes"),
             "gpu_floor_bytes": report.get("floor_bytes"),
             "multi_output_fusions": report.get("multi_output_fusions"),
@@ -328,10 +328,13 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         heap_sim_before_bytes=r["heap_sim_before_bytes"],
         heap_sim_scheduled_bytes=r["heap_sim_scheduled_bytes"],
         heap_sim_after_bytes=r["heap_sim_after_bytes"],
-        ratio=r["heap_sim_after_bytes"] / max(r["heap_sim_before_bytes"], 1),
+        memory_figure=r.get("memory_figure", "heap_simulator"),
+        allocation_before_bytes=allocated(r, "before"),
+        allocation_after_bytes=allocated(r, "after"),
+        ratio=allocated(r, "after") / max(allocated(r, "before"), 1),
         floor_bytes=r["floor_bytes"],
         floor_at=r["floor_at"],
-        floor_ratio=r["heap_sim_after_bytes"] / max(r["floor_bytes"], 1),
+        floor_ratio=allocated(r, "after") / max(r["floor_bytes"], 1),
         budget_met=r["budget_met"],
         extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
         stopped_by_flops_cap=r.get("stopped_by_flops_cap", False),

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "buffer_assignment_on_schedule.h"
+#include "xla/service/remat/memory_figure.h"
 #include "google/protobuf/text_format.h"
 #include "gpu_mlir_standin.h"
 #include "xla/backends/gpu/target_config/target_config.h"
@@ -345,7 +345,7 @@ absl::StatusOr<BufferAssignmentFigures> GpuPipeline::AssignBuffers(
   // As compile_module_to_llvm_ir.cc's RunBufferAssignment with default
   // options: constants get buffers, 256-byte alignment.
   TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::BufferAssignment> assignment,
-                      AssignBuffersOnSchedule(
+                      xla::remat::AssignBuffersOnSchedule(
                           module, size_fn_, alias_info_.get(),
                           xla::gpu::kXlaAllocatedBufferAlignBytes));
   BufferAssignmentFigures figures;

@@ -115,11 +115,12 @@ std::string SummaryLine(const xla::remat::RematReport& report) {
                          report.budget_met ? "met" : "NOT met")
           : "no budget (as low as it goes)";
   return absl::StrFormat(
-      "hlo-remat: %s %s/%s: peak %d -> %d bytes (HeapSimulator), %s, "
+      "hlo-remat: %s %s/%s: peak %d -> %d bytes (%s), %s, "
       "+%d instructions, numerics %s\n",
       report.module, report.algorithm, report.scheduler_chosen,
-      report.heap_sim_before_bytes, report.heap_sim_after_bytes, budget,
-      report.instructions_added, report.numerics);
+      report.allocation_before_bytes, report.allocation_after_bytes,
+      report.memory_figure, budget, report.instructions_added,
+      report.numerics);
 }
 
 // Everything after the arguments are understood; returns the exit code.

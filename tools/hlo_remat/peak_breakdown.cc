@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "buffer_assignment_on_schedule.h"
+#include "xla/service/remat/memory_figure.h"
 #include "xla/hlo/analysis/hlo_alias_analysis.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -71,7 +71,7 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
       [&size_fn](const xla::BufferValue& b) { return size_fn(b.shape()); };
   std::vector<Event> events;
   TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::BufferAssignment> assignment,
-                      AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
+                      xla::remat::AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
                                               /*alignment=*/64));
   const int64_t assigned = assignment->GetStats().total_allocation_bytes;
   TF_RETURN_IF_ERROR(
