@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -173,6 +174,18 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
   }
   if (name == kMemLimit) {
     if (absl::Status s = require_value(); !s.ok()) return s;
+    if (absl::EndsWith(value, "x") || absl::EndsWith(value, "X")) {
+      double fraction = 0;
+      if (!absl::SimpleAtod(value.substr(0, value.size() - 1), &fraction) ||
+          !std::isfinite(fraction) || fraction <= 0 || fraction > 1) {
+        return BadValue(name, value,
+                        "a share in (0, 1] of the module's memory such as "
+                        "0.5x, or bytes with a suffix K, M, G such as 512M");
+      }
+      options.memory_limit_fraction = fraction;
+      options.memory_limit_bytes = 0;
+      return absl::OkStatus();
+    }
     absl::StatusOr<int64_t> bytes = ParseByteSize(value);
     if (!bytes.ok()) {
       return BadValue(name, value,
@@ -181,6 +194,7 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
                                    bytes.status().message(), ")"));
     }
     options.memory_limit_bytes = *bytes;
+    options.memory_limit_fraction = 0;
     return absl::OkStatus();
   }
   if (name == kScheduler) {
@@ -261,8 +275,8 @@ std::vector<RematFlagDoc> RematFlagDocs() {
       {std::string(kEnable), "", "off",
        "turn the pass on (implied by hlo-remat)"},
       {std::string(kMemLimit), "BYTES", "0",
-       "memory budget: bytes, or 512M, 1.5GiB (powers of 1024); 0: as low "
-       "as the algorithm can"},
+       "memory budget: bytes, or 512M, 1.5GiB (powers of 1024), or 0.5x (of "
+       "the module's memory before the pass); 0: as low as the algorithm can"},
       {std::string(kScheduler), "S", "default",
        absl::StrCat("schedule before the pass, ", ChoiceList(kSchedulers),
                     "; default tries list, DFS and postorder and keeps the "

@@ -38,6 +38,9 @@ struct RematOptions {
   bool enabled = false;
   // 0 means "reduce as far as the algorithm can".
   int64_t memory_limit_bytes = 0;
+  // A budget given as a share of the module's memory before the pass
+  // ("0.5x"); when > 0 the pass sets memory_limit_bytes from it.
+  double memory_limit_fraction = 0;
   RematScheduler scheduler = RematScheduler::kDefault;
   RematAlgorithm algorithm = RematAlgorithm::kStandard;
   // Values of this many MiB or less are never candidates; 0 disables.

@@ -147,9 +147,11 @@ bool HasWhileLoop(const HloModule& module) {
 }  // namespace
 
 absl::StatusOr<RematReport> RunRemat(HloModule* module,
-                                     const RematOptions& options,
+                                     const RematOptions& given_options,
                                      const SizeFunction& size_fn,
                                      const AliasInfo* alias_info) {
+  // A relative budget ("0.5x") becomes bytes once the memory before is known.
+  RematOptions options = given_options;
   RematReport report;
   report.module = module->name();
   report.algorithm = std::string(AlgorithmName(options.algorithm));
@@ -208,6 +210,17 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   };
   // Of the schedule the planner starts from: a plan must go below it.
   int64_t allocation_scheduled = 0;
+  auto resolve_relative_budget = [&]() {
+    if (options.memory_limit_fraction <= 0) return;
+    options.memory_limit_bytes = std::max<int64_t>(
+        1, static_cast<int64_t>(options.memory_limit_fraction *
+                                static_cast<double>(
+                                    report.allocation_before_bytes)));
+    report.budget_bytes = options.memory_limit_bytes;
+    report.AddNote(absl::StrCat("budget ", options.memory_limit_fraction,
+                                "x of ", report.allocation_before_bytes,
+                                " bytes (", report.memory_figure, ")"));
+  };
   const bool had_schedule = module->has_schedule();
   report.instructions_before = CountInstructions(*module);
   // Re-scheduling keeps the instructions, so these costs serve the planner.
@@ -226,6 +239,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     TF_ASSIGN_OR_RETURN(report.allocation_before_bytes,
                         allocation(*module, report.heap_sim_before_bytes));
     allocation_scheduled = report.allocation_before_bytes;
+    resolve_relative_budget();
     TF_RETURN_IF_ERROR(dump_before());
     lap = std::chrono::steady_clock::now();
   }
@@ -297,7 +311,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       [&](absl::string_view why) -> absl::StatusOr<RematReport> {
     end_phase("check");
     TF_RETURN_IF_ERROR(measure_floor());
-    report.note = absl::StrCat(why, ": nothing done");
+    report.AddNote(absl::StrCat(why, ": nothing done"));
     report.scheduler_chosen = "unchanged";
     report.peak_scheduled_bytes = report.peak_before_bytes;
     report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
@@ -356,6 +370,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     report.peak_before_bytes = report.peak_scheduled_bytes;
     report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
     report.allocation_before_bytes = allocation_scheduled;
+    resolve_relative_budget();
     TF_RETURN_IF_ERROR(dump_before());
     lap = std::chrono::steady_clock::now();
   }
@@ -395,9 +410,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                                 options.small_node_limit_bytes(), size_fn));
     report.instructions_added =
         std::max<int64_t>(0, CountInstructions(*module) - added_before);
-    report.note = absl::StrCat("HloRematerialization counted ",
-                               result.reported_before_bytes, " -> ",
-                               result.reported_after_bytes, " bytes");
+    report.AddNote(absl::StrCat("HloRematerialization counted ",
+                                result.reported_before_bytes, " -> ",
+                                result.reported_after_bytes, " bytes"));
     end_phase("xla");
   } else {
     PlannerConfig config = PlannerConfigFor(options);

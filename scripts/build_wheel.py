@@ -24,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-from docker_common import REPO_ROOT, docker_for, run
+from docker_common import PYTHON_VERSION, REPO_ROOT, docker_for, run
 
 
 def bazel_options(remote_cache: str | None, extra: list[str]) -> list[str]:
@@ -61,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         help="one more Bazel option, e.g. --bazel-opt=--remote_executor=grpc://host:8980; "
         "repeatable",
     )
-    parser.add_argument("--python", default="3.11", help="Python of the wheel")
+    parser.add_argument(
+        "--python",
+        default=PYTHON_VERSION,
+        help=f"Python of the wheel; the suite image installs the same (default: {PYTHON_VERSION})",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the command only")
     args = parser.parse_args(argv)
     try:

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The Python of the wheel docker/Dockerfile builds and of the suite image that
+# installs it (both Dockerfiles default their PYTHON_VERSION to this).
+PYTHON_VERSION = "3.12"
 
 
 class DockerError(Exception):

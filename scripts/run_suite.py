@@ -2,24 +2,47 @@
 """Builds the suite image around the patched wheel in --wheels and runs the
 GPU tier of the memory-regression suite in it (`docker run --gpus all`).
 
-    python3 scripts/run_suite.py [--wheels dist] [--pytest-args "-k resnet20"] [--dry-run]
+    python3 scripts/run_suite.py [--wheels DIR] [--gpu-target NAME]
+                                 [--reports DIR] [--pytest-args "-k resnet20"] [--dry-run]
+
+Needs on the host: an NVIDIA driver, the NVIDIA Container Toolkit, about
+25 GB of disk for the image, and 30-60 minutes for the first build (the engine
+compiles in the image). Results (reports/gpu_tier.jsonl) land in --reports.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from pathlib import Path
 
-from docker_common import REPO_ROOT, docker_for, run
+from docker_common import PYTHON_VERSION, REPO_ROOT, docker_for, run
 
 IMAGE = "remat-suite"
 
 
+def wheel_python(wheel: Path) -> str | None:
+    """ "3.12" for tensorflow-2.21.0-cp312-cp312-linux_x86_64.whl."""
+    match = re.search(r"-cp(\d)(\d+)-", wheel.name)
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__)
-    parser.add_argument("--wheels", type=Path, default=REPO_ROOT / "dist")
+    parser.add_argument(
+        "--wheels", type=Path, default=REPO_ROOT / "dist", help="folder with the wheel (dist)"
+    )
+    parser.add_argument(
+        "--gpu-target",
+        default="",
+        help="embedded GPU spec the predictions use (hlo-remat --list-gpu-targets; "
+        "default: the tests' h100_sxm)",
+    )
+    parser.add_argument(
+        "--reports", type=Path, default=Path.cwd() / "reports", help="where results land"
+    )
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments")
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
     args = parser.parse_args(argv)
@@ -30,18 +53,32 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.wheels.resolve() != (REPO_ROOT / "dist").resolve():
-        print(
-            "run_suite: the suite image copies the wheel from dist/; use --wheels dist",
-            file=sys.stderr,
-        )
+    if len(wheels) > 1:
+        print(f"run_suite: more than one wheel in {args.wheels}; keep one", file=sys.stderr)
         return 2
+    python = (wheel_python(wheels[0]) if wheels else None) or PYTHON_VERSION
     docker = docker_for("run_suite", args.dry_run)
-    code = run([docker, "build", "-f", "docker/suite.Dockerfile", "-t", IMAGE, "."], args.dry_run)
+    build = [
+        docker,
+        "build",
+        "-f",
+        "docker/suite.Dockerfile",
+        "--build-context",
+        f"wheels={args.wheels.resolve()}",
+        "--build-arg",
+        f"PYTHON_VERSION={python}",
+        "-t",
+        IMAGE,
+        ".",
+    ]
+    code = run(build, args.dry_run)
     if code != 0:
         return code
+    args.reports.mkdir(parents=True, exist_ok=True)
+    env = ["-e", f"REMAT_GPU_TARGET={args.gpu_target}"] if args.gpu_target else []
     pytest = [".venv/bin/pytest", "-m", "gpu", "-ra", "tests", *shlex.split(args.pytest_args)]
-    return run([docker, "run", "--rm", "--gpus", "all", IMAGE, *pytest], args.dry_run)
+    mount = ["-v", f"{args.reports.resolve()}:/work/reports"]
+    return run([docker, "run", "--rm", "--gpus", "all", *mount, *env, IMAGE, *pytest], args.dry_run)
 
 
 if __name__ == "__main__":

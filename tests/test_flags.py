@@ -18,7 +18,8 @@ from tests.conftest import last_line
         ("--xla_rematerialization_mem_limit=-5", ["mem_limit", "-5"]),
         ("--xla_rematerialization_mem_limit=", ["mem_limit", "needs a value"]),
         ("--xla_rematerialization_mem_limit=lots", ["mem_limit", "lots"]),
-        ("--xla_rematerialization_mem_limit=12X", ["mem_limit", "12X", "suffix"]),
+        ("--xla_rematerialization_mem_limit=12X", ["mem_limit", "12X", "suffix", "0.5x"]),
+        ("--xla_rematerialization_mem_limit=0x", ["mem_limit", "0x", "(0, 1]"]),
         ("--xla_rematerialization_small_node_limit=big", ["small_node_limit", "big"]),
         ("--xla_rematerialization_dump_dot=maybe", ["dump_dot", "maybe"]),
         ("--xla_no_such_flag=1", ["unknown flag", "xla_no_such_flag"]),
@@ -93,3 +94,17 @@ def test_help_lists_flags(engine):
 
     out = subprocess.run([str(engine), "--help"], capture_output=True, text=True).stdout
     assert "xla_rematerialization_algorithm" in out and "xla_use_hlo_rematerialization" in out
+
+
+def test_relative_budget_is_a_share_of_the_peak(run_engine):
+    before = run_engine(hlo_cases.CHAIN, "--xla_rematerialization_mem_limit=1G").report
+    rep = run_engine(hlo_cases.CHAIN, "--xla_rematerialization_mem_limit=0.5x").report
+    assert rep["budget_bytes"] == before["allocation_before_bytes"] // 2
+    assert "budget 0.5x of" in rep["note"]
+
+
+def test_fail_if_missed_is_exit_3(run_engine):
+    missed = run_engine(hlo_cases.CHAIN, "--xla_rematerialization_mem_limit=1", "--fail-if-missed")
+    assert missed.returncode == 3 and missed.report["budget_met"] is False
+    met = run_engine(hlo_cases.CHAIN, "--xla_rematerialization_mem_limit=1G", "--fail-if-missed")
+    assert met.returncode == 0

@@ -89,10 +89,16 @@ def test_torn_last_line_is_ignored(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("0.5", 500), ("1", 1000), ("2048", 2048), ("1K", 1024), ("1.5MiB", 1572864)],
+    [("0.5", 500), ("1", 1000), ("2097152", 2097152), ("1K", 1024), ("1.5MiB", 1572864)],
 )
 def test_budget_spellings(text, expected):
     assert budget_bytes(text, 1000) == expected
+
+
+@pytest.mark.parametrize("text", ["50", "2048"])
+def test_a_bare_number_below_a_mib_is_refused_with_the_fix(text):
+    with pytest.raises(SweepError, match=r"below 1 MiB.*share of the peak write"):
+        budget_bytes(text, 1000)
 
 
 @pytest.mark.parametrize("text", ["1.5", "0", "-1", "lots"])

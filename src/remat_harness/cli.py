@@ -18,7 +18,7 @@ from remat_harness.gpu import (
     predicted_peak,
 )
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
-from remat_harness.paths import REPORTS_DIR, ToolMissing
+from remat_harness.paths import REPORTS_DIR, ToolMissing, hlo_remat_binary
 from remat_harness.report import (
     plot_before_after,
     plot_peak_vs_budget,
@@ -142,8 +142,39 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
 
 
+def _version() -> str:
+    """The package's version and the engine build it would run."""
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version("remat-harness")
+    except PackageNotFoundError:
+        own = "unknown"
+    try:
+        engine = subprocess.run(
+            [str(hlo_remat_binary()), "--version"], capture_output=True, text=True, timeout=120
+        ).stdout.strip()
+    except (ToolMissing, OSError, subprocess.TimeoutExpired):
+        engine = "hlo-remat not built"
+    return f"{own} ({engine})"
+
+
+class _VersionAction(argparse.Action):
+    """--version, asking the engine only when given."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.exit(0, f"remat-harness {_version()}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="remat-harness", description=__doc__)
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the versions of this tool and the engine"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     produce = sub.add_parser("produce-hlo", help="dump a model's training-step HLO")
     _add_model_args(produce)
@@ -156,7 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     demo = sub.add_parser("demo", help="every algorithm and scheduler at 50%% budget on ResNet-20")
     _add_model_args(demo)
-    demo.add_argument("--budget-fraction", type=float, default=0.5)
+    demo.add_argument(
+        "--budget-fraction",
+        type=float,
+        default=0.5,
+        help="budget as a share of the step's peak (default: 0.5)",
+    )
+    demo.add_argument(
+        "--out",
+        type=Path,
+        default=REPORTS_DIR / "demo",
+        help="folder for the JSON reports (default: reports/demo under the working folder)",
+    )
     demo.add_argument("--no-numerics", action="store_true")
     demo.add_argument(
         "--gpu-target",
@@ -284,10 +326,15 @@ def main(argv: list[str] | None = None) -> int:
                 console,
                 budget_fraction=args.budget_fraction,
                 check_numerics=not args.no_numerics,
+                out_dir=args.out,
             )
             if args.gpu_target:
                 rows += run_gpu_demo(
-                    _spec(args), console, args.gpu_target, budget_fraction=args.budget_fraction
+                    _spec(args),
+                    console,
+                    args.gpu_target,
+                    budget_fraction=args.budget_fraction,
+                    out_dir=args.out,
                 )
             if any(r.report is None for r in rows):
                 return 1

@@ -9,7 +9,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = Path(os.environ.get("REMAT_CACHE_DIR", REPO_ROOT / ".cache"))
-REPORTS_DIR = REPO_ROOT / "reports"
+# Outputs go where the user is, not into the checkout (REMAT_REPORTS_DIR wins).
+REPORTS_DIR = Path(os.environ.get("REMAT_REPORTS_DIR", Path.cwd() / "reports"))
 MODELS_DIR = REPO_ROOT / "models"
 
 

@@ -164,6 +164,13 @@ def budget_bytes(budget: str, baseline: int) -> int:
             if not 0 < value <= 1:
                 raise SweepError(f"budget {budget!r}: a fraction must be in (0, 1]")
             return int(baseline * value)
+        if value < 1 << 20:
+            # "50" almost always means 50%, not 50 bytes.
+            raise SweepError(
+                f"budget {budget!r}: a bare number is bytes, and {int(value)} bytes is below "
+                f"1 MiB; for a share of the peak write {value / 100:g}, for bytes add a "
+                "suffix (512M)"
+            )
         return int(value)
     upper = text.upper()
     for suffix in sorted(_SUFFIXES, key=len, reverse=True):

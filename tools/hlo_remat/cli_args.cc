@@ -60,6 +60,8 @@ constexpr OptionDoc kOptions[] = {
     {"--after-copy-insertion", "", "off",
      "treat IN as the GPU hook sees it (scheduler 'given', live ranges "
      "checked)"},
+    {"--fail-if-missed", "", "off",
+     "exit 3 when the budget is not met (for CI; the outputs are written)"},
     {"-v", "", "off",
      "show what TensorFlow and XLA print (hidden by default)"},
     {"--list-gpu-targets", "", "", "print the names --gpu-target accepts"},
@@ -151,6 +153,8 @@ absl::Status ApplySwitch(const std::string& name, CliArgs& args) {
     args.check_numerics = true;
   } else if (name == "--after-copy-insertion") {
     args.after_copy_insertion = true;
+  } else if (name == "--fail-if-missed") {
+    args.fail_if_missed = true;
   } else if (name == "--help" || name == "-h") {
     args.show_help = true;
   } else if (name == "--version") {
@@ -245,7 +249,8 @@ std::string CliHelp() {
       "usage: hlo-remat IN.hlo [options] [--xla_rematerialization_*=...]\n"
       "Rematerializes IN to lower its peak memory; prints a JSON report.\n"
       "Exit codes: 0 done (the report says whether the budget was met), "
-      "2 bad input or options, 1 internal failure.\n\noptions:\n";
+      "2 bad input or options, 1 internal failure or numerics that differ, "
+      "3 budget not met with --fail-if-missed.\n\noptions:\n";
   for (const OptionDoc& doc : kOptions) {
     std::string left = doc.name;
     if (doc.value[0] != '\0') absl::StrAppend(&left, " ", doc.value);

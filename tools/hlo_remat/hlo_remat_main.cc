@@ -8,7 +8,8 @@
 // Flags are also read from XLA_FLAGS; the command line wins. Exit codes (also
 // in --help): 0 done, whether the budget was met or not (the report says);
 // 2 bad options or unreadable, malformed or unsuitable HLO; 1 a failure of the
-// pass, or numerics that differ after it.
+// pass, or numerics that differ after it; 3 the budget missed, with
+// --fail-if-missed.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -186,7 +187,8 @@ int Run(CliArgs& args) {
     return Fail(2, absl::StrCat(args.report, ": cannot write"));
   }
   hlo_remat::WriteUserMessage(SummaryLine(*report));
-  return report->numerics == "differ" ? 1 : 0;
+  if (report->numerics == "differ") return 1;
+  return args.fail_if_missed && !report->budget_met ? 3 : 0;
 }
 
 }  // namespace
