@@ -73,6 +73,25 @@ def test_verifier_failure_has_no_stack_trace_and_no_metadata(engine, tmp_path):
     assert "xxxx" not in line and "metadata" not in line
 
 
+def test_a_layout_naming_a_dimension_twice_is_refused(engine, tmp_path):
+    # The layout-insensitive verifier lets it through; XLA's
+    # WhileLoopSimplifier then aborts (found by make fuzz, seed 1).
+    text = hlo_cases.CHAIN.replace("f32[256,256]{1,0} exponential", "f32[256,256]{1,1} exponential")
+    assert text != hlo_cases.CHAIN
+    proc = _run(engine, tmp_path, text)
+    assert proc.returncode == 2
+    line = _one_short_line(proc.stderr)
+    assert "duplicate values" in line and "instruction " in line and "line " in line
+
+
+def test_a_dot_with_one_operand_is_refused(engine, tmp_path):
+    text = hlo_cases.COMPRESSIBLE.replace("dot(a, a)", "dot(a)")
+    assert text != hlo_cases.COMPRESSIBLE
+    proc = _run(engine, tmp_path, text)
+    assert proc.returncode == 2
+    assert "dot takes 2 operand(s), has 1" in _one_short_line(proc.stderr)
+
+
 def test_injected_bytes_are_escaped_on_one_line(engine, tmp_path):
     text = hlo_cases.CHAIN.replace("parameter(0)", "param\x01\x02\n\n\neter(0)")
     proc = _run(engine, tmp_path, text.encode("latin-1") + b"\xff\xfe")

@@ -20,6 +20,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/shape_util.h"
 
 namespace hlo_remat {
 namespace {
@@ -415,6 +416,22 @@ absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": malformed HLO: ",
                      ShortHloMessage(text, module.status().message())));
+  }
+  // The verifier below ignores layouts; XLA's passes trust them (a layout
+  // naming a dimension twice makes WhileLoopSimplifier abort).
+  for (const xla::HloComputation* computation : (*module)->computations()) {
+    for (const xla::HloInstruction* instruction :
+         computation->instructions()) {
+      absl::Status shape_ok =
+          xla::ShapeUtil::ValidateShapeWithOptionalLayout(instruction->shape());
+      if (!shape_ok.ok()) {
+        const int line = LineOfInstruction(text, instruction->name());
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": invalid HLO: line ", line, ", instruction ",
+            instruction->name(), ": ",
+            Truncated(Printable(shape_ok.message()), kDetailLimit)));
+      }
+    }
   }
   // Parsing checks syntax only; reject what XLA would reject before any
   // pass touches it, so bad input is an error and never a crash.
