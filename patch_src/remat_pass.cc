@@ -10,7 +10,6 @@
 #include "absl/log/log.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -346,10 +345,12 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
                         RescheduleModule(module, options.scheduler, size_fn,
                                          alias_info));
     report.scheduler_chosen = choice.scheduler;
+    report.rescheduled = true;
     report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
     if (given.has_value() &&
         choice.heap_sim_peak_bytes > report.heap_sim_before_bytes) {
       TF_RETURN_IF_ERROR(module->set_schedule(*std::move(given)));
+      report.rescheduled = false;
       report.scheduler_chosen =
           absl::StrCat("given (", choice.scheduler, " was higher)");
       report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
@@ -506,9 +507,7 @@ absl::StatusOr<bool> RematerializationPass::RunImpl(
             << report_.budget_bytes << (report_.budget_met ? " met" : " missed")
             << ", " << report_.instructions_added << " instructions added";
   VLOG(1) << report_.ToJson();
-  const bool rescheduled = report_.scheduler_chosen != "unchanged" &&
-                           !absl::StartsWith(report_.scheduler_chosen, "given");
-  return report_.instructions_added > 0 || rescheduled ||
+  return report_.instructions_added > 0 || report_.rescheduled ||
          report_.invariant_stacks_removed > 0;
 }
 

@@ -34,7 +34,10 @@ class RematerializationPass : public HloModulePass {
       : options_(std::move(options)),
         size_fn_(std::move(size_fn)),
         alias_info_(alias_info) {}
-  absl::string_view name() const override { return "remat-ex"; }
+  // Distinct from XLA's own "rematerialization", which runs beside it.
+  absl::string_view name() const override {
+    return "rematerialization-planner";
+  }
   const RematReport& last_report() const { return report_; }
 
  protected:

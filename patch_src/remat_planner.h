@@ -1,6 +1,7 @@
 // The planner behind `standard`, `compress`, `standardcompress` and `path`.
 //
-// Sweeps the entry computation's schedule once. At each position whose live
+// Sweeps the schedule of the entry computation (or a callee), once per plan
+// tried (a missed budget retries a few targets). At each position whose live
 // bytes exceed the target it picks, among the values live across that
 // position, the move that frees the most bytes per unit of cost, until the
 // position is within the target or no move frees memory there:

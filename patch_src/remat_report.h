@@ -51,6 +51,8 @@ struct RematReport {
   // before and after the pass: HeapSimulator's peak on CPU, BufferAssigner's
   // total on GPU (where the heap_sim_* fields are the second figure).
   std::string memory_figure = "heap_simulator";
+  // The pass chose a schedule other than the one it was given.
+  bool rescheduled = false;
   int64_t allocation_before_bytes = 0;
   int64_t allocation_after_bytes = 0;
   bool stopped_by_flops_cap = false;
