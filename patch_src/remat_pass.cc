@@ -361,7 +361,7 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   report.peak_scheduled_bytes = scheduled.peak_bytes;
   entry_model = scheduled.entry;
   end_phase("schedule");
-  if (options.scheduler != RematScheduler::kGiven) {
+  if (report.rescheduled) {
     // (Kept as given, the schedule's figure is the one measured before.)
     TF_ASSIGN_OR_RETURN(allocation_scheduled,
                         allocation(*module, report.heap_sim_scheduled_bytes));

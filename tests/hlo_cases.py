@@ -229,6 +229,28 @@ ENTRY main {
 }
 """
 
+# XLA's parser CHECK-fails (aborts) on a tuple without a tuple shape: the CLI
+# must refuse it first.
+TUPLE_WITHOUT_TUPLE_SHAPE = """
+HloModule bad_tuple
+
+ENTRY main {
+  p = f32[4]{0} parameter(0)
+  ROOT t = f32[4]{0} tuple(p)
+}
+"""
+
+# The broadcast's operand dimension does not match; XLA's verifier message
+# quotes the instruction with its (long) metadata.
+BROADCAST_MISMATCH = """
+HloModule bad_broadcast
+
+ENTRY main {
+  p = f32[4]{0} parameter(0)
+  ROOT b = f32[4,3]{1,0} broadcast(p), dimensions={1}, metadata={op_name="%s" source_line=7}
+}
+""" % ("x" * 600)
+
 # Scheduled, but `b` is scheduled before its operand `a`.
 BAD_SCHEDULE = """
 HloModule bad_schedule, is_scheduled=true

@@ -17,24 +17,6 @@ from remat_harness.fuzz import fuzz_mutants, judge_message, run_engine, seed_mod
 from remat_harness.paths import REPO_ROOT
 from tests import hlo_cases
 
-TUPLE_WITHOUT_TUPLE_SHAPE = """
-HloModule bad_tuple
-
-ENTRY main {
-  p = f32[4]{0} parameter(0)
-  ROOT t = f32[4]{0} tuple(p)
-}
-"""
-
-BROADCAST_MISMATCH = """
-HloModule bad_broadcast
-
-ENTRY main {
-  p = f32[4]{0} parameter(0)
-  ROOT b = f32[4,3]{1,0} broadcast(p), dimensions={1}, metadata={op_name="%s" source_line=7}
-}
-""" % ("x" * 600)
-
 
 def _run(engine: Path, tmp_path: Path, text: str | bytes, *args: str, name: str = "in.hlo"):
     path = tmp_path / name
@@ -57,7 +39,7 @@ def _one_short_line(stderr: str) -> str:
 
 
 def test_tuple_without_tuple_shape_is_refused_not_aborted(engine, tmp_path):
-    proc = _run(engine, tmp_path, TUPLE_WITHOUT_TUPLE_SHAPE)
+    proc = _run(engine, tmp_path, hlo_cases.TUPLE_WITHOUT_TUPLE_SHAPE)
     assert proc.returncode == 2
     line = _one_short_line(proc.stderr)
     assert "in.hlo" in line and "line 6" in line and "instruction t" in line
@@ -65,7 +47,7 @@ def test_tuple_without_tuple_shape_is_refused_not_aborted(engine, tmp_path):
 
 
 def test_verifier_failure_has_no_stack_trace_and_no_metadata(engine, tmp_path):
-    proc = _run(engine, tmp_path, BROADCAST_MISMATCH)
+    proc = _run(engine, tmp_path, hlo_cases.BROADCAST_MISMATCH)
     assert proc.returncode == 2
     line = _one_short_line(proc.stderr)
     assert "line 6, instruction b" in line
@@ -131,7 +113,7 @@ def test_help_and_errors_print_nothing_from_tensorflow(engine, tmp_path):
 
 
 def test_verbose_shows_what_xla_printed(engine, tmp_path):
-    proc = _run(engine, tmp_path, BROADCAST_MISMATCH, "-v")
+    proc = _run(engine, tmp_path, hlo_cases.BROADCAST_MISMATCH, "-v")
     assert proc.returncode == 2
     assert "RET_CHECK" in proc.stderr  # XLA's own log, hidden without -v
     assert proc.stderr.strip().splitlines()[-1].startswith("hlo-remat: ")
@@ -149,8 +131,9 @@ def test_bad_gpu_target_is_refused_before_reading_the_input(engine, tmp_path):
 
 
 FAKE_ENGINE = """#!/bin/sh
-# Stands in for hlo-remat-engine: says it accepted its input when asked to,
+# Stands in for hlo-remat-engine: names its input, says it accepted it when asked to,
 # logs like a failed CHECK, and aborts.
+echo "hlo-remat-stage: input $1" >&2
 [ "$FAKE_ACCEPT" = 1 ] && echo "hlo-remat-stage: input-accepted" >&2
 echo "F1122 10:00:00.000000 123 hlo_instruction.cc:99] Check failed: parent_ != nullptr" >&2
 echo "*** Check failure stack trace: ***" >&2

@@ -19,6 +19,9 @@ inline constexpr int kUserFd = 3;
 inline constexpr char kUserFdEnv[] = "HLO_REMAT_USER_FD";
 inline constexpr char kStageMarker[] = "hlo-remat-stage: ";
 inline constexpr char kInputAccepted[] = "input-accepted";
+// Followed by the input's path: the launcher names it if the engine aborts
+// (so that it need not know which options take a value).
+inline constexpr char kInputIs[] = "input ";
 
 // Writes the engine's own message (errors, the summary line, --explain-peak)
 // where the user sees it: fd 3 under the launcher, stderr when run directly.
@@ -32,6 +35,12 @@ inline void WriteUserMessage(const std::string& text) {
     data += n;
     left -= static_cast<size_t>(n);
   }
+}
+
+// Tells the launcher which file the engine reads (stderr, which it reads).
+inline void MarkInput(const std::string& path) {
+  const std::string line = std::string(kStageMarker) + kInputIs + path + "\n";
+  (void)!write(STDERR_FILENO, line.data(), line.size());
 }
 
 // Tells the launcher the input parsed and verified (stderr, which it reads).

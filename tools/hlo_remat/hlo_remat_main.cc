@@ -126,6 +126,7 @@ std::string SummaryLine(const xla::remat::RematReport& report) {
 
 // Everything after the arguments are understood; returns the exit code.
 int Run(CliArgs& args) {
+  hlo_remat::MarkInput(args.input);
   absl::StatusOr<xla::remat::RematOptions> options = OptionsFor(args);
   if (!options.ok()) return Fail(2, options.status().message());
   absl::StatusOr<xla::remat::SizeFunction> size_fn =

@@ -112,34 +112,6 @@ bool SplitInstructionLine(absl::string_view line, InstructionLine& out) {
   return true;
 }
 
-// Drops `key={...}` / `key="..."` attributes that bury the message.
-std::string WithoutAttribute(std::string text, absl::string_view key) {
-  for (;;) {
-    size_t start = text.find(absl::StrCat(key, "="));
-    if (start == std::string::npos) return text;
-    size_t end = start + key.size() + 1;
-    if (end < text.size() && (text[end] == '{' || text[end] == '"')) {
-      const char open = text[end];
-      const char close = open == '{' ? '}' : '"';
-      int depth = 0;
-      for (; end < text.size(); ++end) {
-        if (open == '{' && text[end] == '{') ++depth;
-        if (text[end] == close && (open == '{' ? --depth == 0
-                                              : end > start + key.size() + 1)) {
-          ++end;
-          break;
-        }
-      }
-    } else {
-      while (end < text.size() && text[end] != ',' && text[end] != ' ') ++end;
-    }
-    // The ", " before the attribute goes with it.
-    size_t cut = start;
-    if (cut >= 2 && text.compare(cut - 2, 2, ", ") == 0) cut -= 2;
-    text.erase(cut, end - cut);
-  }
-}
-
 std::string Printable(absl::string_view text) {
   std::string out;
   bool last_space = false;
@@ -225,6 +197,25 @@ size_t SkipBalanced(absl::string_view text, size_t pos) {
     if (text[pos] == close && --depth == 0) return pos + 1;
   }
   return pos;
+}
+
+// Drops `key={...}` / `key="..."` / `key=word` attributes that bury the
+// message, with the ", " before them.
+std::string WithoutAttribute(std::string text, absl::string_view key) {
+  const std::string head = absl::StrCat(key, "=");
+  for (size_t start = text.find(head); start != std::string::npos;
+       start = text.find(head)) {
+    size_t end = start + head.size();
+    if (end < text.size() && (text[end] == '{' || text[end] == '"')) {
+      end = SkipBalanced(text, end);
+    } else {
+      while (end < text.size() && text[end] != ',' && text[end] != ' ') ++end;
+    }
+    size_t cut = start;
+    if (cut >= 2 && text.compare(cut - 2, 2, ", ") == 0) cut -= 2;
+    text.erase(cut, end - cut);
+  }
+  return text;
 }
 
 // XLA's messages quote the whole instruction ("%b = f32[4,3] broadcast(%p),

@@ -71,28 +71,6 @@ std::string Shortened(std::string text, size_t limit) {
   return text;
 }
 
-// The first input file among the arguments, for the message.
-std::string InputOf(const std::vector<std::string>& args) {
-  static const char* const kValued[] = {
-      "-o",         "--output",          "--report",
-      "--dump-dir", "--size-function",   "--numerics-reference",
-      "--time",     "--explain-peak",    "--platform",
-      "--gpu-target", "--gpu-target-file", "--baseline-out",
-      "--wheel-reference-out", "--gpu-disable-passes",
-      "--gpu-autotune-results", "--export-graph"};
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool valued = false;
-    for (const char* name : kValued) valued |= (a == name);
-    if (valued) {
-      ++i;
-    } else if (!a.empty() && a[0] != '-') {
-      return a;
-    }
-  }
-  return "hlo-remat";
-}
-
 void WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
     ssize_t n = write(fd, data, size);
@@ -105,6 +83,7 @@ void WriteAll(int fd, const char* data, size_t size) {
 
 struct Captured {
   std::string text;   // the engine's stderr, without stage markers
+  std::string input = "hlo-remat";  // the file the engine said it reads
   bool input_accepted = false;
 };
 
@@ -123,8 +102,14 @@ Captured Drain(int fd, bool verbose) {
       std::string line = pending.substr(0, newline + 1);
       pending.erase(0, newline + 1);
       if (line.rfind(hlo_remat::kStageMarker, 0) == 0) {
+        const std::string stage =
+            line.substr(std::strlen(hlo_remat::kStageMarker));
+        const size_t input = std::strlen(hlo_remat::kInputIs);
+        if (stage.compare(0, input, hlo_remat::kInputIs) == 0) {
+          captured.input = stage.substr(input, stage.size() - input - 1);
+        }
         captured.input_accepted |=
-            line.find(hlo_remat::kInputAccepted) != std::string::npos;
+            stage.rfind(hlo_remat::kInputAccepted, 0) == 0;
         continue;
       }
       if (verbose) WriteAll(STDERR_FILENO, line.data(), line.size());
@@ -210,7 +195,7 @@ int main(int argc, char** argv) {
   if (sig == SIGINT) return 130;
   std::string reason = FatalReason(captured.text);
   if (reason.empty()) reason = std::string("killed by ") + strsignal(sig);
-  const std::string input = InputOf(args);
+  const std::string& input = captured.input;
   const std::string hint = verbose ? "" : "; -v shows XLA's log";
   if (!captured.input_accepted) {
     std::fprintf(stderr,
