@@ -89,8 +89,8 @@ def run_gpu_demo(
     peak = allocated(base, "before")
     budget = int(peak * budget_fraction)
     console.print(
-        f"predicted peak {peak:,} bytes (buffer assignment "
-        f"{base.get('buffer_assignment_before_bytes', 0):,}); budget {budget:,} bytes"
+        f"predicted allocation {peak:,} bytes (BufferAssigner; HeapSimulator "
+        f"{base['heap_sim_before_bytes']:,}); budget {budget:,} bytes"
     )
     rows: list[DemoRow] = []
     for algorithm in algorithms:
@@ -123,7 +123,9 @@ def _moves(r: dict) -> str:
 
 
 def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
-    table = Table(title=f"{title}: budget {_mb(budget)} (HeapSimulator peaks)")
+    figure = next((r.report["memory_figure"] for r in rows if r.report), "heap_simulator")
+    label = {"buffer_assignment": "BufferAssigner allocations"}.get(figure, "HeapSimulator peaks")
+    table = Table(title=f"{title}: budget {_mb(budget)} ({label})")
     for column in ("algorithm", "scheduler", "before", "after", "ratio", "budget"):
         table.add_column(column, justify="right" if column in ("before", "after") else "left")
     for column in ("moves", "+FLOPs", "pass", "numerics"):

@@ -167,8 +167,11 @@ int main(int argc, char** argv) {
   if (child == 0) {
     // A killed launcher (a sweep's timeout) must not leave the engine running.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(STDERR_FILENO, hlo_remat::kUserFd);  // the engine's own messages
-    dup2(log_pipe[1], STDERR_FILENO);         // everything else
+    // The engine's own messages go straight to the user; with -v they share
+    // the log's pipe instead, so they keep their place after what XLA printed
+    // before them (two streams would reach the terminal in any order).
+    dup2(verbose ? log_pipe[1] : STDERR_FILENO, hlo_remat::kUserFd);
+    dup2(log_pipe[1], STDERR_FILENO);  // everything else
     if (!verbose) setenv("TF_CPP_MIN_LOG_LEVEL", "2", /*overwrite=*/0);
     setenv(hlo_remat::kUserFdEnv, "1", 1);
     std::vector<char*> child_argv;
