@@ -12,6 +12,11 @@ synthetic data of the model's own input shape:
 - `wide_mlp`: a wide MLP trained with Adam: parameters and the two optimizer
   slots per parameter dominate the peak, so re-scheduling and recomputation
   have little to act on.
+- `mobilenetv2`, `densenet121`, `vgg16`: `keras.applications` as users take
+  them (weights=None, 10 classes) on 32x32x3 images, so a step compiles in
+  seconds: inverted residuals with depthwise convolutions; dense blocks whose
+  concatenations keep every earlier feature map; a parameter-bound CNN.
+- `gru`: two stacked GRU layers, the recurrent loop in another cell shape.
 """
 
 from __future__ import annotations
@@ -62,6 +67,20 @@ def _lstm() -> keras.Model:
     x = keras.layers.LSTM(UNITS, return_sequences=True)(inputs)
     x = keras.layers.LSTM(UNITS)(x)
     return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="lstm")
+
+
+def _application(build: Callable[..., keras.Model]) -> Callable[[], keras.Model]:
+    """A keras.applications network, untrained, on the zoo's 32x32 images."""
+    return lambda: build(
+        input_shape=(32, 32, 3), weights=None, classes=NUM_CLASSES, classifier_activation=None
+    )
+
+
+def _gru() -> keras.Model:
+    inputs = keras.Input(shape=(STEPS, FEATURES))
+    x = keras.layers.GRU(UNITS, return_sequences=True)(inputs)
+    x = keras.layers.GRU(UNITS)(x)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="gru")
 
 
 def _wide_mlp() -> keras.Model:
@@ -125,6 +144,10 @@ ZOO: dict[str, ZooModel] = {
     "transformer": ZooModel(_transformer, _adam, _tokens),
     "lstm": ZooModel(_lstm, _adam, _sequences),
     "wide_mlp": ZooModel(_wide_mlp, _adam, _vectors),
+    "mobilenetv2": ZooModel(_application(keras.applications.MobileNetV2), _sgd, _images),
+    "densenet121": ZooModel(_application(keras.applications.DenseNet121), _sgd, _images),
+    "vgg16": ZooModel(_application(keras.applications.VGG16), _sgd, _images),
+    "gru": ZooModel(_gru, _adam, _sequences),
 }
 
 

@@ -56,6 +56,9 @@ struct RematOptions {
   bool dump_memlog = false;
   // Where dumps go (--xla_dump_to in-tree, --dump-dir in the CLI).
   std::string dump_dir;
+  // Not a flag (hlo-remat --export-graph): where to write the entry as the
+  // planner sees it (remat_graph.h), before planning; "" writes nothing.
+  std::string export_graph_path;
   // Not a flag: set where the pass runs after copy insertion chose its copies
   // for the incoming order (the GPU hook). After the pass, no two values that
   // share a buffer may be live at once, or the pass fails.

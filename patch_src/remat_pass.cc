@@ -24,6 +24,7 @@
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/live_range_check.h"
 #include "xla/service/remat/remat_dump.h"
+#include "xla/service/remat/remat_graph.h"
 #include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/memory_floor.h"
@@ -402,6 +403,17 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     end_phase("loop_stacks");
   }
   TF_RETURN_IF_ERROR(measure_floor());
+  if (!options.export_graph_path.empty()) {
+    // What a solver needs to plan the same schedule; outside the pass time.
+    TF_ASSIGN_OR_RETURN(
+        RematGraph graph,
+        BuildRematGraph(report.module, *entry_model, *costs,
+                        options.small_node_limit_bytes()));
+    graph.memory_figure = report.memory_figure;
+    graph.module_flops = report.flops_before;
+    TF_RETURN_IF_ERROR(WriteRematGraph(graph, options.export_graph_path));
+    lap = std::chrono::steady_clock::now();
+  }
 
   if (options.algorithm == RematAlgorithm::kXla) {
     const int64_t added_before = CountInstructions(*module);

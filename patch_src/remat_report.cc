@@ -8,40 +8,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "xla/service/remat/json_text.h"
 #include "xla/service/remat/remat_decision.h"
 
 namespace xla {
 namespace remat {
 namespace {
 
-std::string Quote(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string Number(double v) {
-  if (!std::isfinite(v)) return "null";
-  return absl::StrFormat("%.17g", v);
-}
-
 std::string NameList(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "" : ", ", Quote(names[i]));
+    absl::StrAppend(&out, i == 0 ? "" : ", ", JsonQuote(names[i]));
   }
   return out;
 }
@@ -65,12 +42,12 @@ void RematReport::AddPhase(absl::string_view phase, double seconds) {
 std::string RematReport::ToJson() const {
   std::string out = "{\n";
   auto field = [&](absl::string_view key, const std::string& value) {
-    absl::StrAppend(&out, "  ", Quote(key), ": ", value, ",\n");
+    absl::StrAppend(&out, "  ", JsonQuote(key), ": ", value, ",\n");
   };
-  field("module", Quote(module));
-  field("algorithm", Quote(algorithm));
-  field("scheduler", Quote(scheduler));
-  field("scheduler_chosen", Quote(scheduler_chosen));
+  field("module", JsonQuote(module));
+  field("algorithm", JsonQuote(algorithm));
+  field("scheduler", JsonQuote(scheduler));
+  field("scheduler_chosen", JsonQuote(scheduler_chosen));
   field("budget_bytes", absl::StrCat(budget_bytes));
   field("peak_before_bytes", absl::StrCat(peak_before_bytes));
   field("peak_scheduled_bytes", absl::StrCat(peak_scheduled_bytes));
@@ -78,11 +55,11 @@ std::string RematReport::ToJson() const {
   field("heap_sim_before_bytes", absl::StrCat(heap_sim_before_bytes));
   field("heap_sim_scheduled_bytes", absl::StrCat(heap_sim_scheduled_bytes));
   field("heap_sim_after_bytes", absl::StrCat(heap_sim_after_bytes));
-  field("memory_figure", Quote(memory_figure));
+  field("memory_figure", JsonQuote(memory_figure));
   field("allocation_before_bytes", absl::StrCat(allocation_before_bytes));
   field("allocation_after_bytes", absl::StrCat(allocation_after_bytes));
   field("floor_bytes", absl::StrCat(floor_bytes));
-  field("floor_at", Quote(floor_at));
+  field("floor_at", JsonQuote(floor_at));
   field("budget_met", budget_met ? "true" : "false");
   field("instructions_before", absl::StrCat(instructions_before));
   field("instructions_after", absl::StrCat(instructions_after));
@@ -93,26 +70,26 @@ std::string RematReport::ToJson() const {
   field("pinned", absl::StrCat(pinned));
   field("invariant_stacks_removed", absl::StrCat(invariant_stacks_removed));
   field("invariant_stack_bytes", absl::StrCat(invariant_stack_bytes));
-  field("flops_before", Number(flops_before));
-  field("flops_after", Number(flops_after));
-  field("max_extra_flops", Number(max_extra_flops));
+  field("flops_before", JsonNumber(flops_before));
+  field("flops_after", JsonNumber(flops_after));
+  field("max_extra_flops", JsonNumber(max_extra_flops));
   field("stopped_by_flops_cap", stopped_by_flops_cap ? "true" : "false");
-  field("pass_seconds", Number(pass_seconds));
+  field("pass_seconds", JsonNumber(pass_seconds));
   std::string phases = "{";
   for (size_t i = 0; i < phase_seconds.size(); ++i) {
-    absl::StrAppend(&phases, i == 0 ? "" : ", ", Quote(phase_seconds[i].first),
-                    ": ", Number(phase_seconds[i].second));
+    absl::StrAppend(&phases, i == 0 ? "" : ", ", JsonQuote(phase_seconds[i].first),
+                    ": ", JsonNumber(phase_seconds[i].second));
   }
   field("phase_seconds", phases + "}");
   field("plans_tried", absl::StrCat(plans_tried));
-  field("numerics", Quote(numerics));
-  field("step_time_before_s", Number(step_time_before_s));
-  field("step_time_after_s", Number(step_time_after_s));
-  field("step_time_ratio", Number(step_time_ratio));
-  field("note", Quote(note));
-  field("platform", Quote(platform));
+  field("numerics", JsonQuote(numerics));
+  field("step_time_before_s", JsonNumber(step_time_before_s));
+  field("step_time_after_s", JsonNumber(step_time_after_s));
+  field("step_time_ratio", JsonNumber(step_time_ratio));
+  field("note", JsonQuote(note));
+  field("platform", JsonQuote(platform));
   if (platform == "gpu") {
-    field("gpu_target", Quote(gpu_target));
+    field("gpu_target", JsonQuote(gpu_target));
     field("buffer_assignment_before_bytes",
           absl::StrCat(buffer_assignment_before_bytes));
     field("buffer_assignment_after_bytes",
@@ -124,13 +101,13 @@ std::string RematReport::ToJson() const {
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"action\": ",
-                    Quote(RematActionName(d.action)),
-                    ", \"value\": ", Quote(d.value),
-                    ", \"result\": ", Quote(d.result), ", \"at\": ",
-                    Quote(d.at), ", \"before\": ", Quote(d.before),
+                    JsonQuote(RematActionName(d.action)),
+                    ", \"value\": ", JsonQuote(d.value),
+                    ", \"result\": ", JsonQuote(d.result), ", \"at\": ",
+                    JsonQuote(d.at), ", \"before\": ", JsonQuote(d.before),
                     ", \"instructions\": [", NameList(d.instructions), "]",
                     ", \"bytes_saved\": ", d.bytes_saved,
-                    ", \"cost\": ", Number(d.cost), "}");
+                    ", \"cost\": ", JsonNumber(d.cost), "}");
   }
   out += decisions.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;

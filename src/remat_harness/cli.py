@@ -37,6 +37,11 @@ from remat_harness.tf_runtime import tensorflow_is_patched
 
 
 def _spec(args: argparse.Namespace) -> ModelSpec:
+    if getattr(args, "model", None):
+        try:
+            return ModelSpec.parse(args.model, args.batch_size, args.mode, args.resnet_version)
+        except ValueError as e:
+            raise DumpError(str(e)) from e
     return ModelSpec(args.resnet_size, args.resnet_version, args.batch_size, args.mode)
 
 
@@ -68,6 +73,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         time_runs=args.time,
         device=args.device,
         max_extra_flops=args.max_extra_flops,
+        optimum_time_limit_s=args.optimum,
     )
     if args.patched:
         ok, why = tensorflow_is_patched()
@@ -118,6 +124,42 @@ def _fuzz(args: argparse.Namespace, console: Console) -> int:
         + (f"; reproducers in {out / 'findings'}" if findings else "")
     )
     return 1 if findings else 0
+
+
+def _optimum(args: argparse.Namespace, parser: argparse.ArgumentParser, console: Console) -> int:
+    from remat_harness.optimum import GraphError
+    from remat_harness.optimum_run import OptimumError, OptimumPlan, render_table, run_optimum
+
+    try:
+        platform, target = parse_device(args.device)
+    except ValueError as e:
+        parser.error(str(e))
+    if args.depth < 1:
+        parser.error(f"--depth {args.depth}: give a chain length of 1 or more")
+    algorithms = tuple(_split(args.algorithms))
+    for algorithm in algorithms:
+        if algorithm not in ALGORITHMS:
+            valid = ", ".join(ALGORITHMS)
+            parser.error(f"--algorithms: {algorithm!r} is not valid; valid: {valid}")
+    plan = OptimumPlan(
+        module=args.module,
+        platform=platform,
+        gpu_target=target,
+        budgets=tuple(_split(args.budgets)),
+        algorithms=algorithms,
+        depth=args.depth,
+        time_limit_s=args.time_limit,
+        out_dir=args.out,
+        max_extra_flops=args.max_extra_flops,
+    )
+    try:
+        records = run_optimum(plan, console)
+    except (OptimumError, GraphError) as e:
+        console.print(f"[red]error:[/] {e}", soft_wrap=True)
+        return 2
+    console.print(render_table(records, f"{args.module} ({args.device}): gap to the MILP optimum"))
+    console.print(f"{args.out / 'optimum.jsonl'}")
+    return 1 if any("error" in r for r in records) else 0
 
 
 def _report(results: Path, out: Path, title: str, console: Console) -> int:
@@ -178,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     produce = sub.add_parser("produce-hlo", help="dump a model's training-step HLO")
     _add_model_args(produce)
+    produce.add_argument(
+        "--model",
+        default="",
+        help="a zoo model (mobilenetv2, densenet121, transformer, ...) or a ResNet "
+        "name (resnet56) instead of --resnet_size",
+    )
     produce.add_argument("--force", action="store_true", help="ignore the cache")
     produce.add_argument(
         "--device",
@@ -262,6 +310,14 @@ def main(argv: list[str] | None = None) -> int:
         help="compute cap per plan, a fraction of the module's FLOPs or 'none' "
         "(default: the engine's, 0.25)",
     )
+    sweep.add_argument(
+        "--optimum",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="solve each cell's MILP optimum at the peak it reached, with this time limit "
+        "per solve, and add the gap to optimum to the table (default: 0, off)",
+    )
     report = sub.add_parser("report", help="Markdown table and PNG plots from a results file")
     report.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
     report.add_argument("--out", type=Path, default=None, help="folder (default: beside results)")
@@ -292,6 +348,56 @@ def main(argv: list[str] | None = None) -> int:
     )
     fuzz.add_argument(
         "--out", type=Path, default=REPORTS_DIR / "fuzz", help="folder (default: reports/fuzz)"
+    )
+    optimum = sub.add_parser(
+        "optimum",
+        help="each algorithm beside the MILP optimum of the same schedule",
+        description="Exports the module's graph (hlo-remat --export-graph), runs each "
+        "algorithm at each budget, and solves the Checkmate-style MILP with HiGHS: the "
+        "least extra FLOPs that meet the budget, and that reach the peak each algorithm "
+        "reached (its gap to optimum). Writes OUT/optimum.jsonl.",
+    )
+    optimum.add_argument(
+        "--module",
+        required=True,
+        help="an HLO file (CPU: *.cpu_after_optimizations.txt; GPU: "
+        "*.before_optimizations.txt) or a model name (20, resnet56, mobilenet, ...)",
+    )
+    optimum.add_argument("--device", default="cpu", help="cpu, or gpu:<target> (default: cpu)")
+    optimum.add_argument(
+        "--budget",
+        "--budgets",
+        dest="budgets",
+        default="0.5,0.33",
+        help="fractions of the allocation before the pass, or sizes (512M) (default: 0.5,0.33)",
+    )
+    optimum.add_argument(
+        "--algorithms",
+        default="standard,path,standardcompress,xla",
+        help="algorithms to compare (default: standard,path,standardcompress,xla)",
+    )
+    optimum.add_argument(
+        "--depth",
+        type=int,
+        default=2,
+        help="longest chain of producers one recomputation may rebuild (default: 2)",
+    )
+    optimum.add_argument(
+        "--time-limit",
+        type=float,
+        default=600,
+        help="seconds per MILP solve; a stopped solve reports its bounds (default: 600)",
+    )
+    optimum.add_argument(
+        "--max-extra-flops",
+        default="none",
+        help="the engine's compute cap for the algorithms' runs (default: none)",
+    )
+    optimum.add_argument(
+        "--out",
+        type=Path,
+        default=REPORTS_DIR / "optimum",
+        help="folder (default: reports/optimum under the working folder)",
     )
     args = parser.parse_args(argv)
     console = Console(width=max(Console().width, 140))  # the demo table needs 140
@@ -342,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
             return _sweep(args, console)
         elif args.command == "fuzz":
             return _fuzz(args, console)
+        elif args.command == "optimum":
+            return _optimum(args, parser, console)
         elif args.command == "report":
             return _report(args.results, args.out or args.results.parent, args.title, console)
     except (DumpError, ToolMissing, SweepError) as e:

@@ -19,7 +19,16 @@ from remat_harness.paths import CACHE_DIR, MODELS_DIR
 
 MODES = ("jit", "autojit")
 # The models of models/zoo.py (named here: importing it imports TensorFlow).
-ZOO_NAMES = ("lstm", "mobilenet", "transformer", "wide_mlp")
+ZOO_NAMES = (
+    "densenet121",
+    "gru",
+    "lstm",
+    "mobilenet",
+    "mobilenetv2",
+    "transformer",
+    "vgg16",
+    "wide_mlp",
+)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,14 @@ def model_table(records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _optimum_cells(r: dict) -> str:
+    optimum = r.get("optimum_extra_flops_pct")
+    if optimum is None:
+        return f" {r.get('optimum_status', '-')} | - |"
+    stopped = "" if r.get("optimum_status") == "Optimal" else " (bound)"
+    return f" {optimum:+.2f}%{stopped} | {r['gap_to_optimum_pct']:+.2f} pts |"
+
+
 def cell_table(records: list[dict]) -> str:
     cells = [r for r in records if r.get("kind") == "offline"]
     cells.sort(
@@ -84,10 +92,14 @@ def cell_table(records: list[dict]) -> str:
             _budget_order(r),
         )
     )
+    # Sweeps run with --optimum add the MILP's figures (optimum_run.py).
+    with_optimum = any("optimum_status" in r for r in cells)
     lines = [
         "| model | algorithm | scheduler | budget | baseline | after | peak/baseline | floor "
-        "| peak/floor | budget met | +FLOPs | step time | pass | numerics |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| peak/floor | budget met | +FLOPs | step time | pass | numerics |"
+        + (" optimum +FLOPs | gap to optimum |" if with_optimum else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        + ("---|---|" if with_optimum else ""),
     ]
     for r in cells:
         head = f"| {_where(r)} | {r['algorithm']} | {r['scheduler']} | {r['budget']} |"
@@ -106,6 +118,7 @@ def cell_table(records: list[dict]) -> str:
             f"{r['ratio']:.3f} | {_mb(floor)} | {_ratio(r.get('floor_ratio'), 2)} | "
             f"{'yes' if r['budget_met'] else 'no'} | {r['extra_flops_pct']:+.2f}% | "
             f"{_step_time(r)} | {r['pass_seconds']:.2f} s | {r['numerics']} |"
+            + (_optimum_cells(r) if with_optimum else "")
         )
     return "\n".join(lines) + "\n"
 

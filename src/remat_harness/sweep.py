@@ -107,6 +107,9 @@ class SweepPlan:
     device: str = "cpu"  # or "gpu:<target>"
     # --xla_rematerialization_max_extra_flops; "" leaves the engine's default.
     max_extra_flops: str = ""
+    # Seconds per MILP solve for each cell's gap to optimum (optimum_run.py);
+    # 0: not solved.
+    optimum_time_limit_s: float = 0
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -325,11 +328,16 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     )
     # XLA:CPU cannot run the cuDNN/cuBLAS calls of a GPU module.
     numerics = plan.check_numerics and not cache.gpu_target
+    graph_path = report_path.with_suffix(".graph.json")
+    if plan.optimum_time_limit_s > 0:
+        flags.append(f"--export-graph={graph_path}")
     run = run_hlo_remat(hlo, flags, report_path, check_numerics=numerics, timeout_s=plan.timeout_s)
     if run.returncode != 0 or run.report is None:
         lines = run.stderr.strip().splitlines()
         raise RuntimeError(lines[-1] if lines else f"hlo-remat exited {run.returncode}")
     r = run.report
+    if plan.optimum_time_limit_s > 0 and graph_path.exists():
+        record.update(_gap_fields(graph_path, r, plan.optimum_time_limit_s))
     record.update(
         status="ok",
         heap_sim_before_bytes=r["heap_sim_before_bytes"],
@@ -358,6 +366,21 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         step_time_ratio=r.get("step_time_ratio"),
     )
     return record
+
+
+def _gap_fields(graph_path: Path, report: dict, time_limit_s: float) -> dict:
+    """The cell beside the MILP optimum at the planner peak it reached."""
+    from remat_harness.optimum import load_graph
+    from remat_harness.optimum_run import optimum_at_reached
+
+    result, _, gap = optimum_at_reached(load_graph(graph_path), report, 2, time_limit_s)
+    fraction = result.extra_flops_fraction
+    return {
+        "optimum_status": result.status,
+        "optimum_extra_flops_pct": None if fraction is None else 100.0 * fraction,
+        "optimum_mip_gap": result.mip_gap,
+        "gap_to_optimum_pct": None if gap is None else 100.0 * gap,
+    }
 
 
 def run_patched_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:

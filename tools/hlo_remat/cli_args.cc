@@ -33,6 +33,9 @@ constexpr OptionDoc kOptions[] = {
     {"--report", "OUT.json", "stdout", "write the JSON report here"},
     {"--dump-dir", "DIR", "none",
      "where --xla_rematerialization_dump_dot/_memlog write"},
+    {"--export-graph", "G.json", "not written",
+     "write the scheduled entry as the planner sees it (nodes, bytes, FLOPs, "
+     "reads; remat-harness optimum solves it)"},
     {"--platform", "cpu|gpu", "cpu",
      "cpu: IN is XLA:CPU's scheduled module (*.cpu_after_optimizations.txt); "
      "gpu: IN is pre-optimization HLO (*.before_optimizations.txt), compiled "
@@ -97,6 +100,7 @@ std::string* StringField(const std::string& name, CliArgs& args) {
   if (name == "-o" || name == "--output") return &args.output;
   if (name == "--report") return &args.report;
   if (name == "--dump-dir") return &args.dump_dir;
+  if (name == "--export-graph") return &args.export_graph;
   if (name == "--size-function") return &args.size_function;
   if (name == "--numerics-reference") return &args.numerics_reference;
   if (name == "--gpu-target") return &args.gpu.target;

@@ -1,0 +1,222 @@
+"""`remat-harness optimum`: each algorithm beside the MILP optimum of the
+same schedule, at the same budgets.
+
+For a module (an HLO file, or a model of the harness by name) the engine
+exports its graph (`hlo-remat --export-graph`) and runs each algorithm at
+each budget. The MILP (optimum.py) then gives, in the planner's figure:
+
+- `optimum_flops`: the least extra FLOPs that meet the budget;
+- `optimum_at_reached`: the least extra FLOPs that reach the peak the
+  algorithm reached: the algorithm's distance to optimal at equal memory
+  is its extra FLOPs minus this (`gap`).
+
+Budgets are fractions of what the platform allocates before the pass (as in
+the sweep) or byte sizes. The MILP counts in the planner's figure (the
+tracker's live bytes, which count no in-place reuse and so are at or above
+HeapSimulator's and buffer assignment's on the same schedule): a budget is
+given to it as the same share of the planner's count before the pass, and
+`optimum_at_reached` compares at the very planner peak the run reached.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from remat_harness.engine import allocated, run_hlo_remat
+from remat_harness.gpu import before_optimizations, gpu_flags
+from remat_harness.hlo_dump import ModelSpec, produce_hlo
+from remat_harness.optimum import Graph, OptimumResult, load_graph, solve_min_flops
+
+DEFAULT_ALGORITHMS = ("standard", "path", "standardcompress", "xla")
+
+
+class OptimumError(RuntimeError):
+    """The module could not be exported or solved."""
+
+
+@dataclass(frozen=True)
+class OptimumPlan:
+    module: str  # an HLO file, or a model name (ModelSpec.parse)
+    platform: str  # "cpu" or "gpu"
+    gpu_target: str | None
+    budgets: tuple[str, ...]  # "0.5" (of the allocation before) or "512M"
+    algorithms: tuple[str, ...]
+    depth: int
+    time_limit_s: float
+    out_dir: Path
+    max_extra_flops: str = "none"  # the engine's compute cap, as in the sweep
+
+
+def resolve_module(plan: OptimumPlan) -> Path:
+    """The HLO file the engine reads: the given file, or the model's step
+    (CPU: the scheduled step; GPU: the pre-optimization module)."""
+    path = Path(plan.module)
+    if path.exists():
+        return path
+    try:
+        spec = ModelSpec.parse(plan.module)
+    except ValueError as e:
+        raise OptimumError(f"--module {plan.module}: not a file, and {e}") from e
+    if plan.platform == "gpu":
+        return before_optimizations(spec)
+    return produce_hlo(spec) / "step.hlo"
+
+
+def _budget_flag(budget: str) -> str:
+    """ "0.5" -> "0.5x" (of the memory before); sizes pass as they are."""
+    try:
+        if float(budget) < 1:
+            return f"{budget}x"
+    except ValueError:
+        pass
+    return budget
+
+
+def _platform_flags(plan: OptimumPlan) -> list[str]:
+    return gpu_flags(plan.gpu_target or "h100_sxm") if plan.platform == "gpu" else []
+
+
+def _solve_record(result: OptimumResult) -> dict:
+    return result.as_dict()
+
+
+def planner_budget(report: dict) -> int:
+    """The run's budget in the planner's figure: the same share of the
+    planner's count before the pass as the budget is of the allocation
+    (the planner counts no in-place reuse: the same bytes would ask more)."""
+    before = allocated(report, "before") or 1
+    return int(int(report["budget_bytes"]) * int(report["peak_before_bytes"]) / before)
+
+
+def optimum_at_reached(
+    graph: Graph, report: dict, depth: int, time_limit_s: float
+) -> tuple[OptimumResult, float, float | None]:
+    """The MILP's least extra FLOPs to reach the planner peak `report`
+    reached, the run's own extra FLOPs, and their difference (the gap to
+    optimum; None when the MILP found no plan that reaches that peak)."""
+    flops_before = float(report["flops_before"]) or 1.0
+    extra = (float(report["flops_after"]) - flops_before) / flops_before
+    result = solve_min_flops(graph, int(report["peak_after_bytes"]), depth, time_limit_s)
+    fraction = result.extra_flops_fraction
+    return result, extra, (extra - fraction) if fraction is not None else None
+
+
+def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
+    hlo = resolve_module(plan)
+    plan.out_dir.mkdir(parents=True, exist_ok=True)
+    graph_path = plan.out_dir / "graph.json"
+    records: list[dict] = []
+    graph = None
+    for budget in plan.budgets:
+        optimum_at_budget: OptimumResult | None = None
+        for algorithm in plan.algorithms:
+            cell = f"{algorithm}_{budget}"
+            flags = [
+                *_platform_flags(plan),
+                f"--xla_rematerialization_algorithm={algorithm}",
+                f"--xla_rematerialization_mem_limit={_budget_flag(budget)}",
+                f"--xla_rematerialization_max_extra_flops={plan.max_extra_flops}",
+            ]
+            if graph is None:
+                flags.append(f"--export-graph={graph_path}")
+            run = run_hlo_remat(hlo, flags, plan.out_dir / f"{cell}.json", timeout_s=1800)
+            if run.returncode != 0 or run.report is None:
+                last = run.stderr.strip().splitlines()[-1:] or ["no message"]
+                records.append({"algorithm": algorithm, "budget": budget, "error": last[0]})
+                continue
+            report = run.report
+            if graph is None:
+                graph = load_graph(graph_path)
+            if optimum_at_budget is None:
+                optimum_at_budget = solve_min_flops(
+                    graph, planner_budget(report), plan.depth, plan.time_limit_s
+                )
+            at_reached, extra, gap = optimum_at_reached(
+                graph, report, plan.depth, plan.time_limit_s
+            )
+            reached = int(report["peak_after_bytes"])
+            records.append(
+                {
+                    "module": graph.module,
+                    "hlo": str(hlo),
+                    "platform": plan.platform,
+                    "gpu_target": plan.gpu_target,
+                    "algorithm": algorithm,
+                    "budget": budget,
+                    "budget_bytes": int(report["budget_bytes"]),
+                    "planner_budget_bytes": planner_budget(report),
+                    "budget_met": bool(report["budget_met"]),
+                    "memory_figure": report.get("memory_figure"),
+                    "allocation_before_bytes": allocated(report, "before"),
+                    "allocation_after_bytes": allocated(report, "after"),
+                    "planner_peak_before_bytes": graph.peak_bytes,
+                    "planner_peak_after_bytes": reached,
+                    "extra_flops_fraction": extra,
+                    "optimum_flops": _solve_record(optimum_at_budget),
+                    "optimum_at_reached": _solve_record(at_reached),
+                    "gap_to_optimum": gap,
+                }
+            )
+            console.print(_line(records[-1]), soft_wrap=True)
+    with (plan.out_dir / "optimum.jsonl").open("w") as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
+    return records
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.2f}%"
+
+
+def _solve_text(solve: dict) -> str:
+    if not solve["solved"]:
+        return "infeasible" if solve["status"] == "Infeasible" else solve["status"]
+    text = _percent(solve["extra_flops_fraction"])
+    if not solve["optimal"]:
+        text += f" (gap {solve['mip_gap']:.0%})" if solve["mip_gap"] is not None else " (stopped)"
+    return text
+
+
+def _line(record: dict) -> str:
+    return (
+        f"{record['algorithm']} at {record['budget']}: "
+        f"{record['allocation_after_bytes'] / record['allocation_before_bytes']:.3f} of the "
+        f"allocation, {_percent(record['extra_flops_fraction'])} FLOPs; optimum at the budget "
+        f"{_solve_text(record['optimum_flops'])}, at the same planner peak "
+        f"{_solve_text(record['optimum_at_reached'])}"
+    )
+
+
+def render_table(records: list[dict], title: str) -> Table:
+    table = Table(title=title)
+    for column in (
+        "budget",
+        "algorithm",
+        "after/before",
+        "met",
+        "+FLOPs",
+        "optimum +FLOPs at budget",
+        "optimum +FLOPs at same peak",
+        "gap",
+    ):
+        table.add_column(column)
+    for r in records:
+        if "error" in r:
+            table.add_row(r["budget"], r["algorithm"], "error", "", "", "", "", r["error"][:60])
+            continue
+        table.add_row(
+            r["budget"],
+            r["algorithm"],
+            f"{r['allocation_after_bytes'] / r['allocation_before_bytes']:.3f}",
+            "yes" if r["budget_met"] else "no",
+            _percent(r["extra_flops_fraction"]),
+            _solve_text(r["optimum_flops"]),
+            _solve_text(r["optimum_at_reached"]),
+            _percent(r["gap_to_optimum"]),
+        )
+    return table
