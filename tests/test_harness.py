@@ -299,3 +299,43 @@ def test_reports_show_gpu_predictions_beside_cpu(tmp_path):
         "peak_vs_budget.m.default.png",
         "peak_vs_budget.m.gpu_h100_sxm.default.png",
     ]
+
+
+def test_a_sweep_on_a_local_dask_cluster_equals_a_serial_one(tmp_path):
+    """Two real worker processes: the same records as one after another,
+    appended by the client to the same resumable file."""
+    from remat_harness.cluster import ClusterSpec
+
+    console = Console(file=io.StringIO())
+    small = plan(algorithms=["standard", "path"], budgets=["0.5", "0.3"])
+    serial = tmp_path / "serial.jsonl"
+    run_sweep(small, serial, console)
+    spread = tmp_path / "spread.jsonl"
+    # The model record (a TensorFlow run) is the client's, not a cell: shared.
+    model_line = next(x for x in serial.read_text().splitlines() if '"model|' in x)
+    spread.write_text(model_line + "\n")
+    run_sweep(small, spread, console, cluster=ClusterSpec(workers=2))
+    fields = ("status", "allocation_after_bytes", "budget_met", "extra_flops_pct", "recomputed")
+    a, b = load_results(serial), load_results(spread)
+    cells = [k for k, r in a.items() if r.get("kind") == "offline"]
+    assert len(cells) == 4
+    for key in cells:
+        assert {f: a[key][f] for f in fields} == {f: b[key][f] for f in fields}, key
+    # Resumable: nothing is left to run.
+    lines = spread.read_text().count("\n")
+    run_sweep(small, spread, console, cluster=ClusterSpec(workers=2))
+    assert spread.read_text().count("\n") == lines
+
+
+def test_a_worker_of_another_build_fails_its_cells_not_the_sweep(tmp_path):
+    from remat_harness.cluster import ClusterSpec, run_on_cluster
+
+    outcomes = dict(
+        run_on_cluster(ClusterSpec(workers=1), [("c", _constant_record)], build="another")
+    )
+    record, error, _ = outcomes["c"]
+    assert record is None and "build" in error and "another" in error
+
+
+def _constant_record() -> dict:
+    return {"status": "ok"}

@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from rich.console import Console
 
+from remat_harness.cluster import ClusterSpec
 from remat_harness.gpu import (
     before_optimizations,
     check_gpu_target,
@@ -80,8 +81,15 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         if not ok:
             raise SweepError(why)
     start = time.monotonic()
+    if args.workers < 0:
+        raise SweepError(f"--workers {args.workers}: give a count of worker processes >= 1")
     records = run_sweep(
-        plan, args.results, console, retry_failed=args.retry_failed, new_build=args.new_build
+        plan,
+        args.results,
+        console,
+        retry_failed=args.retry_failed,
+        new_build=args.new_build,
+        cluster=ClusterSpec(workers=args.workers, address=args.scheduler),
     )
     failed = [r for r in records if r.get("status") != "ok"]
     console.print(
@@ -309,6 +317,20 @@ def main(argv: list[str] | None = None) -> int:
         metavar="F",
         help="compute cap per plan, a fraction of the module's FLOPs or 'none' "
         "(default: the engine's, 0.25)",
+    )
+    sweep.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="run the cells on a local Dask cluster of N worker processes (default: 0, "
+        "one after another here)",
+    )
+    sweep.add_argument(
+        "--scheduler",
+        default="",
+        metavar="tcp://HOST:8786",
+        help="run the cells on a running Dask cluster (dask scheduler / dask worker); "
+        "every worker needs this checkout's engine and the model cache at the same path",
     )
     sweep.add_argument(
         "--optimum",

@@ -19,11 +19,13 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
 from remat_harness.engine import allocated, baseline_peak, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
 from remat_harness.hlo_dump import (
@@ -449,9 +451,11 @@ def run_sweep(
     cell_runner: Callable[[Cell, ModelCache, SweepPlan], dict] = run_cell,
     new_build: bool = False,
     build: str | None = None,
+    cluster: ClusterSpec | None = None,
 ) -> list[dict]:
     """Runs every unfinished cell; returns all records of the plan. `build` is
-    the engine's fingerprint (default: asked of hlo-remat)."""
+    the engine's fingerprint (default: asked of hlo-remat). With `cluster`,
+    the cells run as tasks on a Dask cluster (cluster.py)."""
     build = build or engine_build()
     check_build(results, build, new_build, console)
     done = load_results(results)
@@ -481,6 +485,12 @@ def run_sweep(
             identity = {"key": model_key(spec, plan.device), "kind": "model", "model": spec.key}
             _run_one(identity, lambda s=spec: model_record(s, cache), results, done, build)
             progress.advance(task)
+        if cluster is not None and cluster.enabled and todo:
+            where = cluster.address or f"{cluster.workers} local workers"
+            progress.update(task, description=f"{len(todo)} cells on {where}")
+            _run_on_cluster(todo, cache, plan, cell_runner, cluster, results, done, build)
+            progress.advance(task, len(todo))
+            todo = []
         for cell in todo:
             progress.update(task, description=cell.key)
             runner = run_patched_cell if cell.patched else cell_runner
@@ -500,14 +510,49 @@ def _run_one(
 ) -> None:
     start = time.monotonic()
     try:
-        record = work()
+        record, error = work(), None
     except Exception as e:  # noqa: BLE001 - any failure is this cell's, recorded
-        message = f"{type(e).__name__}: {e}".strip()
-        record = {**identity, "status": "failed", "error": message[-2000:]}
-    record["seconds"] = round(time.monotonic() - start, 3)
+        record, error = None, f"{type(e).__name__}: {e}".strip()
+    _record(identity, (record, error, time.monotonic() - start), results, done, build)
+
+
+def _record(
+    identity: dict, outcome: Outcome, results: Path, done: dict[str, dict], build: str
+) -> None:
+    """Appends a cell's record, or its failure, to the results file."""
+    record, error, seconds = outcome
+    if record is None:
+        record = {**identity, "status": "failed", "error": (error or "")[-2000:]}
+    record["seconds"] = round(seconds, 3)
     record["build"] = build
     _append(results, record)
     done[identity["key"]] = record
+
+
+def _run_on_cluster(
+    todo: list[Cell],
+    cache: ModelCache,
+    plan: SweepPlan,
+    cell_runner: Callable[[Cell, ModelCache, SweepPlan], dict],
+    cluster: ClusterSpec,
+    results: Path,
+    done: dict[str, dict],
+    build: str,
+) -> None:
+    # Each model's step and baseline once, here; the workers get them with
+    # the cache. A model that fails here fails its cells there.
+    for spec in dict.fromkeys(c.model for c in todo):
+        try:
+            cache.baseline(spec)
+        except Exception:  # noqa: BLE001 - recorded by each of its cells
+            pass
+    by_key = {c.key: c for c in todo}
+    tasks = [
+        (c.key, partial(run_patched_cell if c.patched else cell_runner, c, cache, plan))
+        for c in todo
+    ]
+    for key, outcome in run_on_cluster(cluster, tasks, build):
+        _record(by_key[key].fields(), outcome, results, done, build)
 
 
 def parse_models(

@@ -1,0 +1,96 @@
+"""The README's gap-to-optimum table: `remat-harness optimum` on each model
+and device, one Markdown table (reports/optimum/table.md).
+
+    python scripts/optimum_table.py --models 20,56,mobilenetv2,transformer,densenet121 \\
+        --devices cpu,gpu:h100_sxm --time-limit 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from remat_harness.gpu import parse_device
+from remat_harness.optimum_run import OptimumPlan, run_optimum
+from remat_harness.paths import REPORTS_DIR
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.2f}%"
+
+
+def _solve(solve: dict) -> str:
+    if not solve["solved"]:
+        return "infeasible" if solve["status"] == "Infeasible" else solve["status"]
+    text = _percent(solve["extra_flops_fraction"])
+    return text if solve["optimal"] else f"≤{text} (stopped, {solve['seconds']:.0f} s)"
+
+
+def table(records: list[dict]) -> str:
+    lines = [
+        "| model | device | budget | algorithm | after/before | met | +FLOPs "
+        "| optimum at budget | optimum at same peak | gap | solve |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        head = f"| {r['model']} | {r['device']} | {r['budget']} | {r['algorithm']} |"
+        if "error" in r:
+            lines.append(f"{head} error: {r['error'][:80]} | | | | | | |")
+            continue
+        ratio = r["allocation_after_bytes"] / r["allocation_before_bytes"]
+        at = r["optimum_at_reached"]
+        lines.append(
+            f"{head} {ratio:.3f} | {'yes' if r['budget_met'] else 'no'} | "
+            f"{_percent(r['extra_flops_fraction'])} | {_solve(r['optimum_flops'])} | "
+            f"{_solve(at)} | {_percent(r['gap_to_optimum'])} | {at['seconds']:.0f} s |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="20,56,mobilenetv2,transformer,densenet121")
+    parser.add_argument("--devices", default="cpu,gpu:h100_sxm")
+    parser.add_argument("--budgets", default="0.5,0.33")
+    parser.add_argument("--algorithms", default="standard,path")
+    parser.add_argument("--depth", type=int, default=2)
+    parser.add_argument("--time-limit", type=float, default=120, help="seconds per solve")
+    parser.add_argument("--out", type=Path, default=REPORTS_DIR / "optimum")
+    args = parser.parse_args()
+    console = Console()
+    all_records: list[dict] = []
+    results = args.out / "results.jsonl"
+    args.out.mkdir(parents=True, exist_ok=True)
+    for device in args.devices.split(","):
+        platform, target = parse_device(device)
+        for model in args.models.split(","):
+            plan = OptimumPlan(
+                module=model,
+                platform=platform,
+                gpu_target=target,
+                budgets=tuple(args.budgets.split(",")),
+                algorithms=tuple(args.algorithms.split(",")),
+                depth=args.depth,
+                time_limit_s=args.time_limit,
+                out_dir=args.out / f"{model}_{device.replace(':', '_')}",
+            )
+            try:
+                records = run_optimum(plan, console)
+            except Exception as e:  # a failed model is recorded, the rest go on
+                records = [{"algorithm": "-", "budget": "-", "error": str(e)}]
+            for r in records:
+                r.update(model=model, device=device)
+                with results.open("a") as out:
+                    out.write(json.dumps(r) + "\n")
+            all_records += records
+            (args.out / "table.md").write_text(table(all_records))
+    console.print(f"{args.out / 'table.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
