@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TF_DIR = $(shell $(BIN)/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("tensorflow").origin))')
 
-.PHONY: all venv system-deps engine demo test lint sweep heuristics patch clean fuzz
+.PHONY: all venv system-deps engine demo test lint format sweep heuristics patch clean fuzz
 
 all: engine
 
@@ -37,9 +37,17 @@ engine: $(STAMP)
 demo: engine
 	$(BIN)/remat-harness demo
 
+CXX_SOURCES = $(wildcard patch_src/*.cc patch_src/*.h tools/hlo_remat/*.cc tools/hlo_remat/*.h)
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests models scripts
 	$(BIN)/ruff format --check src tests models scripts
+	$(BIN)/clang-format --dry-run --Werror $(CXX_SOURCES)
+
+# Google style, as XLA (.clang-format); `make lint` checks it.
+format: $(STAMP)
+	$(BIN)/clang-format -i $(CXX_SOURCES)
+	$(BIN)/ruff format src tests models scripts
 
 # system-deps first: the engine build looks for GoogleTest when configured.
 test: system-deps engine

@@ -1,10 +1,11 @@
 #include "xla/service/remat/articulation_points.h"
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <set>
 #include <string>
 
-#include <gtest/gtest.h>
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"

@@ -66,18 +66,17 @@ absl::Status PlanCalleesOf(HloModule* module, HloComputation* caller,
     // The module's costs were gathered on the entry: count this callee's.
     auto costs = std::make_unique<RematCostAnalysis>(size_fn);
     TF_RETURN_IF_ERROR(callee->Accept(costs.get()));
-    TF_ASSIGN_OR_RETURN(PlannerResult result,
-                        RunRematPlanner(module, callee, callee_config, size_fn,
-                                        *costs));
+    TF_ASSIGN_OR_RETURN(
+        PlannerResult result,
+        RunRematPlanner(module, callee, callee_config, size_fn, *costs));
     if (result.instructions_added > 0 || result.instructions_removed > 0) {
       ++out.computations_planned;
       out.deepest_level = std::max(out.deepest_level, depth);
       out.totals.AddMovesOf(std::move(result));
     }
     // Loops and branches it runs in turn, where it is still over its aim.
-    TF_RETURN_IF_ERROR(PlanCalleesOf(module, callee,
-                                     callee_config.target_bytes, depth + 1,
-                                     config, size_fn, planned, out));
+    TF_RETURN_IF_ERROR(PlanCalleesOf(module, callee, callee_config.target_bytes,
+                                     depth + 1, config, size_fn, planned, out));
   }
   return absl::OkStatus();
 }

@@ -28,7 +28,8 @@ struct CalleePlanResult {
 
 // `config.target_bytes` is the module's budget; 0 plans nothing.
 absl::StatusOr<CalleePlanResult> PlanCalledComputations(
-    HloModule* module, const PlannerConfig& config, const SizeFunction& size_fn);
+    HloModule* module, const PlannerConfig& config,
+    const SizeFunction& size_fn);
 
 }  // namespace remat
 }  // namespace xla

@@ -171,7 +171,8 @@ double ModuleFlops(const HloModule& module, const HloCostAnalysis& costs) {
        module.entry_computation()->instructions()) {
     if (instruction->opcode() == HloOpcode::kCopy &&
         instruction->shape().IsArray()) {
-      copied += static_cast<double>(ShapeUtil::ElementsIn(instruction->shape()));
+      copied +=
+          static_cast<double>(ShapeUtil::ElementsIn(instruction->shape()));
     }
   }
   return costs.flop_count() + costs.transcendental_count() + copied;

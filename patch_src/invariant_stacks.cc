@@ -7,11 +7,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "xla/comparison_util.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
-#include "xla/comparison_util.h"
 #include "xla/hlo/transforms/simplifiers/hlo_dce.h"
 #include "xla/hlo/transforms/simplifiers/tuple_simplifier.h"
 #include "xla/service/while_loop_simplifier.h"
@@ -36,7 +36,8 @@ const HloInstruction* StripCopies(const HloInstruction* instruction) {
 bool IsElement(const HloInstruction* instruction, const HloInstruction* tuple,
                int64_t index) {
   return instruction->opcode() == HloOpcode::kGetTupleElement &&
-         instruction->operand(0) == tuple && instruction->tuple_index() == index;
+         instruction->operand(0) == tuple &&
+         instruction->tuple_index() == index;
 }
 
 std::vector<HloInstruction*> Elements(HloInstruction* tuple, int64_t index) {
@@ -100,7 +101,8 @@ std::optional<int64_t> CountedRows(const HloInstruction* loop,
   // ++i: the body's root element c is i + 1.
   std::optional<Op> next = Unwrapped(body->root_instruction()->operand(c));
   if (!next || next->inner->opcode() != HloOpcode::kAdd) return std::nullopt;
-  const bool counter_first = IsElement(StripCopies(next->operands[0]), param, c);
+  const bool counter_first =
+      IsElement(StripCopies(next->operands[0]), param, c);
   const HloInstruction* step = next->operands[counter_first ? 1 : 0];
   if (!IsElement(StripCopies(next->operands[counter_first ? 0 : 1]), param,
                  c) ||

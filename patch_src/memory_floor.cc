@@ -131,7 +131,8 @@ absl::StatusOr<MemoryFloor> ComputeMemoryFloor(const HloModule& module,
     // a nested fusion (a Triton GEMM's block fusion, whose root may be a
     // parameter) can share buffers crashes XLA's own query.
     if (instruction->parent()->IsFusionComputation()) continue;
-    const int64_t bytes = floor.parameter_bytes + beyond_parameters(fp.buffers) -
+    const int64_t bytes = floor.parameter_bytes +
+                          beyond_parameters(fp.buffers) -
                           reusable_bytes(instruction, fp);
     if (bytes > floor.bytes ||
         (bytes == floor.bytes && floor.at != "live-out" &&

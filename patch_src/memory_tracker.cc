@@ -23,8 +23,9 @@ namespace {
 // Subshapes in ForEachSubshape order, so a ShapeIndex maps to a slot.
 std::vector<ShapeIndex> SubshapeIndices(const Shape& shape) {
   std::vector<ShapeIndex> out;
-  ShapeUtil::ForEachSubshape(
-      shape, [&](const Shape&, const ShapeIndex& index) { out.push_back(index); });
+  ShapeUtil::ForEachSubshape(shape, [&](const Shape&, const ShapeIndex& index) {
+    out.push_back(index);
+  });
   return out;
 }
 
@@ -102,9 +103,9 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
   }
   for (const HloInstruction* instruction : computation->instructions()) {
     if (!m.position_.contains(instruction)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "instruction ", instruction->name(), " of computation ",
-          computation->name(), " is missing from the schedule"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("instruction ", instruction->name(), " of computation ",
+                       computation->name(), " is missing from the schedule"));
     }
   }
 
@@ -216,8 +217,7 @@ CalledComputationPeaks(const HloModule& module, const SizeFunction& size_fn) {
     TF_ASSIGN_OR_RETURN(
         ComputationMemory memory,
         ComputationMemory::Build(
-            computation,
-            module.schedule().sequence(computation).instructions(),
+            computation, module.schedule().sequence(computation).instructions(),
             /*is_entry=*/false, size_fn, peaks));
     peaks[computation] = memory.peak();
   }
@@ -236,10 +236,9 @@ absl::StatusOr<ModuleMemory> TrackModuleMemory(const HloModule& module,
   const HloComputation* entry = module.entry_computation();
   TF_ASSIGN_OR_RETURN(
       ComputationMemory memory,
-      ComputationMemory::Build(entry,
-                               module.schedule().sequence(entry).instructions(),
-                               /*is_entry=*/true, size_fn,
-                               out.computation_peaks));
+      ComputationMemory::Build(
+          entry, module.schedule().sequence(entry).instructions(),
+          /*is_entry=*/true, size_fn, out.computation_peaks));
   out.peak_bytes = memory.peak();
   if (!memory.sequence().empty()) {
     out.peak_instruction = memory.sequence()[memory.peak_position()];

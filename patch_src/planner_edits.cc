@@ -104,8 +104,8 @@ absl::StatusOr<HloInstruction*> PlaceClone(
     int& fresh_index) {
   const Value original = s.values[index];  // copy: s.values grows below
   const int64_t size = s.liveness->Size(original.buffer);
-  HloInstruction* clone = s.computation->AddInstruction(
-      original.producer->Clone("remat"));
+  HloInstruction* clone =
+      s.computation->AddInstruction(original.producer->Clone("remat"));
   for (HloInstruction* pred : original.producer->control_predecessors()) {
     TF_RETURN_IF_ERROR(pred->AddControlDependencyTo(clone));
   }
@@ -464,11 +464,10 @@ absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
     s.values[candidate.value].uses.push_back(
         {compact, 0, producer, candidate.compress_slot});
     provider = PlaceCopy(s, compact, producer->shape(), u, expand_buffer);
-    const int fresh =
-        RegisterValue(s, provider, provider, expand_buffer, u,
-                      s.values[candidate.value].generation + 1,
-                      CopyCost(s.liveness->Size(expand_buffer),
-                               s.liveness->Size(compact_buffer)));
+    const int fresh = RegisterValue(s, provider, provider, expand_buffer, u,
+                                    s.values[candidate.value].generation + 1,
+                                    CopyCost(s.liveness->Size(expand_buffer),
+                                             s.liveness->Size(compact_buffer)));
     s.pins.push_back({provider, p});
     TF_RETURN_IF_ERROR(
         RedirectLateUses(s, candidate.value, provider, fresh, p, u));
@@ -477,7 +476,7 @@ absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
 
   RematDecision d;
   d.action = candidate.kind == MoveKind::kRecompute ? RematAction::kRecompute
-                                                     : RematAction::kCompress;
+                                                    : RematAction::kCompress;
   d.value = std::string(s.values[candidate.value].producer->name());
   d.result = std::string(provider->name());
   d.at = std::string(s.sequence[p]->name());
@@ -518,10 +517,9 @@ absl::Status RevertMove(PlannerState& s, AppliedMove& move) {
   }
   for (int index : move.operand_values) {
     std::vector<Use>& uses = s.values[index].uses;
-    uses.erase(std::remove_if(uses.begin(), uses.end(),
-                              [&](const Use& use) {
-                                return added.contains(use.user);
-                              }),
+    uses.erase(std::remove_if(
+                   uses.begin(), uses.end(),
+                   [&](const Use& use) { return added.contains(use.user); }),
                uses.end());
   }
   for (auto it = s.bitcasts.begin(); it != s.bitcasts.end();) {
@@ -582,8 +580,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
   for (HloInstruction* instruction : computation->instructions()) {
     by_name[instruction->name()] = instruction;
   }
-  auto find = [&](const HloInstruction* original)
-      -> absl::StatusOr<HloInstruction*> {
+  auto find =
+      [&](const HloInstruction* original) -> absl::StatusOr<HloInstruction*> {
     auto it = by_name.find(original->name());
     if (it == by_name.end()) {
       return absl::InternalError(absl::StrCat(

@@ -12,8 +12,7 @@
 namespace xla {
 namespace remat {
 
-int LivenessModel::AddBuffer(int64_t size, int def, int end,
-                             bool live_to_end) {
+int LivenessModel::AddBuffer(int64_t size, int def, int end, bool live_to_end) {
   PlannerBuffer buffer;
   buffer.size = size;
   buffer.def = def;

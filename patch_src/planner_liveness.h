@@ -47,10 +47,10 @@ struct PlannerBuffer {
 // What one move changed in the model, in the order it changed it.
 struct LivenessUndo {
   std::vector<std::tuple<int, int, int64_t>> memory_adds;  // lo, hi, delta
-  std::vector<std::pair<int, int>> old_ends;     // buffer, end before
+  std::vector<std::pair<int, int>> old_ends;               // buffer, end before
   std::vector<std::tuple<int, int, bool>> reads;  // buffer, slot, added
   std::vector<int> freed;                         // buffers freed
-  std::vector<std::pair<int, int>> old_touches;  // buffer, toucher before
+  std::vector<std::pair<int, int>> old_touches;   // buffer, toucher before
 };
 
 class LivenessModel {

@@ -1,10 +1,10 @@
 #include "xla/service/remat/planner_liveness.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <set>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace xla {
 namespace remat {

@@ -224,8 +224,8 @@ bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
   out.first_late = first_late;
   out.gain = size - compact_size;
   out.cost = 2 * CopyCost(size, compact_size);
-  out.flops = 2.0 * static_cast<double>(
-                        ShapeUtil::ElementsIn(v.instruction->shape()));
+  out.flops =
+      2.0 * static_cast<double>(ShapeUtil::ElementsIn(v.instruction->shape()));
   out.compress_slot = slot;
   out.compact = std::move(compact);
   return true;

@@ -51,9 +51,9 @@ void MarkOverwrittenBuffers(PlannerState& s) {
     const HloInstruction* instruction = s.sequence[pos];
     for (const auto& [operand, unused] :
          alias_info.GetInPlaceInputOutputPairs(instruction)) {
-      for (int id : s.memory->Sources(
-               instruction->operand(operand.operand_number),
-               operand.operand_index)) {
+      for (int id :
+           s.memory->Sources(instruction->operand(operand.operand_number),
+                             operand.operand_index)) {
         mark(id, pos, pos);
       }
     }
@@ -72,8 +72,8 @@ void MarkOverwrittenBuffers(PlannerState& s) {
           if (new_ids == old_ids) return;  // passed through
           int writer = s.n;
           for (int id : new_ids) {
-            writer = std::min(writer,
-                              std::max(0, s.memory->buffers()[id].def_pos));
+            writer =
+                std::min(writer, std::max(0, s.memory->buffers()[id].def_pos));
           }
           for (int id : old_ids) mark(id, writer - 1, writer);
         });
@@ -141,8 +141,7 @@ void AddInitialValue(PlannerState& s, HloInstruction* producer,
       const HloOpcode op = user->opcode();
       if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement ||
           op == HloOpcode::kWhile || op == HloOpcode::kAddDependency ||
-          op == HloOpcode::kOptimizationBarrier ||
-          op == HloOpcode::kDomain) {
+          op == HloOpcode::kOptimizationBarrier || op == HloOpcode::kDomain) {
         v.movable = false;  // its later uses cannot be redirected alone
       }
       for (int64_t k : user->OperandIndices(group[i])) {
@@ -162,8 +161,7 @@ void AddInitialValue(PlannerState& s, HloInstruction* producer,
   s.values_by_def[pos].push_back(index);
 }
 
-void AddMultiOutputValues(PlannerState& s, HloInstruction* producer,
-                          int pos) {
+void AddMultiOutputValues(PlannerState& s, HloInstruction* producer, int pos) {
   // A user of the whole tuple (a tuple, the root) would still need every
   // element where it is: then no element moves.
   if (producer == s.computation->root_instruction()) return;
@@ -186,8 +184,7 @@ void AddMultiOutputValues(PlannerState& s, HloInstruction* producer,
 absl::Status InitPlannerState(PlannerState& s) {
   s.sequence = s.module->schedule().sequence(s.computation).instructions();
   s.n = static_cast<int>(s.sequence.size());
-  const std::shared_ptr<const ComputationMemory>& given =
-      s.config.entry_memory;
+  const std::shared_ptr<const ComputationMemory>& given = s.config.entry_memory;
   if (given != nullptr && given->sequence() == s.sequence) {
     s.memory = given;
   } else {

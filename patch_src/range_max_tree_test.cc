@@ -1,11 +1,11 @@
 #include "xla/service/remat/range_max_tree.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace xla {
 namespace remat {

@@ -93,8 +93,7 @@ bool IsFlatTupleOfArrays(const Shape& shape) {
 }  // namespace
 
 ProducerKind ClassifyProducer(const HloInstruction* instruction) {
-  const bool library =
-      ClassifyLibraryCall(*instruction) != LibraryCall::kNone;
+  const bool library = ClassifyLibraryCall(*instruction) != LibraryCall::kNone;
   if (!library && !OpcodeMayBeRecomputed(instruction)) {
     return ProducerKind::kNotRecomputable;
   }

@@ -50,8 +50,8 @@ std::string HumanBytes(int64_t bytes) {
 }
 
 std::string DotQuote(absl::string_view s) {
-  return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\\", "\\\\"}, {"\"", "\\\""}}),
-                      "\"");
+  return absl::StrCat(
+      "\"", absl::StrReplaceAll(s, {{"\\", "\\\\"}, {"\"", "\\\""}}), "\"");
 }
 
 // Names the report says were added, by kind.
@@ -102,19 +102,18 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
   }
   std::string out = absl::StrCat(
       "digraph ", DotQuote(module.name()), " {\n  graph [label=",
-      DotQuote(absl::StrCat(module.name(), ": peak ", HumanBytes(memory.peak()),
-                            " at ",
-                            memory.sequence()[memory.peak_position()]->name(),
-                            " (algorithm ", report.algorithm, ", budget ",
-                            HumanBytes(report.budget_bytes), ")")),
-      ", labelloc=t];\n  node [shape=box, style=filled, fontname=Helvetica];\n");
+      DotQuote(absl::StrCat(
+          module.name(), ": peak ", HumanBytes(memory.peak()), " at ",
+          memory.sequence()[memory.peak_position()]->name(), " (algorithm ",
+          report.algorithm, ", budget ", HumanBytes(report.budget_bytes), ")")),
+      ", labelloc=t];\n  node [shape=box, style=filled, "
+      "fontname=Helvetica];\n");
   for (const HloInstruction* instruction : memory.sequence()) {
     if (!shown.contains(instruction)) continue;
     const int pos = memory.Position(instruction);
     const int64_t in_use = memory.profile()[pos];
-    const double pressure =
-        std::clamp(static_cast<double>(in_use) / static_cast<double>(peak), 0.0,
-                   1.0);
+    const double pressure = std::clamp(
+        static_cast<double>(in_use) / static_cast<double>(peak), 0.0, 1.0);
     std::string label = absl::StrCat(
         instruction->name(), "\\n", HloOpcodeString(instruction->opcode()), " ",
         HumanBytes(size_fn(instruction->shape())), "\\nin use ",
@@ -130,9 +129,8 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
     // Hue 0 (red), saturation by memory pressure: white when idle.
     absl::StrAppend(&out, "  ", DotQuote(instruction->name()), " [label=\"",
                     absl::StrReplaceAll(label, {{"\"", "'"}}),
-                    "\", fillcolor=\"0.000 ",
-                    absl::StrFormat("%.3f", pressure), " 1.000\"", extra,
-                    "];\n");
+                    "\", fillcolor=\"0.000 ", absl::StrFormat("%.3f", pressure),
+                    " 1.000\"", extra, "];\n");
   }
   for (const HloInstruction* instruction : memory.sequence()) {
     if (!shown.contains(instruction)) continue;
@@ -141,7 +139,8 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
       const int64_t bytes = size_fn(operand->shape());
       absl::StrAppend(
           &out, "  ", DotQuote(operand->name()), " -> ",
-          DotQuote(instruction->name()), " [label=", DotQuote(HumanBytes(bytes)),
+          DotQuote(instruction->name()),
+          " [label=", DotQuote(HumanBytes(bytes)),
           absl::StrFormat(", penwidth=%.2f", 1.0 + 4.0 * bytes / widest),
           "];\n");
     }
@@ -168,15 +167,14 @@ absl::Status WriteMemoryLog(const HloModule& module,
   }
   auto decision_line = [](const RematDecision& d) {
     return absl::StrCat("  decision[", RematActionName(d.action),
-                        "] value=", d.value,
-                        " result=", d.result, " at=", d.at,
+                        "] value=", d.value, " result=", d.result, " at=", d.at,
                         " before=", d.before, " bytes_saved=", d.bytes_saved,
                         absl::StrFormat(" cost=%.17g", d.cost), "\n");
   };
   std::string out = absl::StrCat(
-      "# rematerialization memory log\n# module ", module.name(),
-      " algorithm ", report.algorithm, " scheduler ", report.scheduler,
-      " (kept ", report.scheduler_chosen, ") budget ", report.budget_bytes,
+      "# rematerialization memory log\n# module ", module.name(), " algorithm ",
+      report.algorithm, " scheduler ", report.scheduler, " (kept ",
+      report.scheduler_chosen, ") budget ", report.budget_bytes,
       " bytes\n# peak ", memory.peak(), " bytes (tracker) at ",
       memory.sequence()[memory.peak_position()]->name(), "; HeapSimulator ",
       report.heap_sim_after_bytes, " bytes\n",
@@ -213,7 +211,8 @@ absl::Status WriteMemoryLog(const HloModule& module,
   for (const RematDecision& d : report.decisions) {
     if (placed.contains(d.at)) continue;
     if (!header) {
-      out += "# decisions whose trigger instruction is no longer in the module\n";
+      out +=
+          "# decisions whose trigger instruction is no longer in the module\n";
       header = true;
     }
     absl::StrAppend(&out, decision_line(d));

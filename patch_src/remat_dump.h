@@ -37,8 +37,7 @@ absl::Status WriteDotGraph(const HloModule& module, const SizeFunction& size_fn,
 // instruction that prompted it.
 absl::Status WriteMemoryLog(const HloModule& module,
                             const ComputationMemory& memory,
-                            const RematReport& report,
-                            const std::string& path);
+                            const RematReport& report, const std::string& path);
 
 }  // namespace remat
 }  // namespace xla

@@ -47,8 +47,7 @@ void AppendRematFlags(std::vector<tsl::Flag>* flag_list) {
   for (const std::string& name : *names) {
     if (IsSwitchFlag(name)) {
       flag_list->push_back(tsl::Flag(
-          name.c_str(),
-          std::function<bool(bool)>([&name](bool on) {
+          name.c_str(), std::function<bool(bool)>([&name](bool on) {
             return Apply(absl::StrCat("--", name, "=", on ? "true" : "false"));
           }),
           false, kUsage));

@@ -40,16 +40,17 @@ std::string NodeJson(const RematGraphNode& node) {
   std::string buffers;
   for (const RematGraphBuffer& buffer : node.buffers) {
     absl::StrAppend(&buffers, buffers.empty() ? "" : ", ", "[", buffer.bytes,
-                    ", ", buffer.first_position, ", ", buffer.last_position, ", ",
-                    buffer.live_to_end ? "true" : "false", "]");
+                    ", ", buffer.first_position, ", ", buffer.last_position,
+                    ", ", buffer.live_to_end ? "true" : "false", "]");
   }
   std::string reads;
   for (int id : node.reads) {
     absl::StrAppend(&reads, reads.empty() ? "" : ", ", id);
   }
   return absl::StrCat(
-      "{\"name\": ", JsonQuote(node.name), ", \"opcode\": ",
-      JsonQuote(node.opcode), ", \"position\": ", node.position,
+      "{\"name\": ", JsonQuote(node.name),
+      ", \"opcode\": ", JsonQuote(node.opcode),
+      ", \"position\": ", node.position,
       ", \"flops\": ", JsonNumber(node.flops),
       ", \"recomputable\": ", node.recomputable ? "true" : "false",
       ", \"candidate\": ", node.candidate ? "true" : "false",
@@ -112,8 +113,8 @@ absl::StatusOr<RematGraph> BuildRematGraph(absl::string_view module_name,
       for (int id : memory.AllSources(instruction->operand(i))) {
         auto producer = node_of.find(memory.buffers()[id].defining);
         if (producer == node_of.end()) continue;
-        if (std::find(node.reads.begin(), node.reads.end(),
-                      producer->second) == node.reads.end()) {
+        if (std::find(node.reads.begin(), node.reads.end(), producer->second) ==
+            node.reads.end()) {
           node.reads.push_back(producer->second);
         }
       }

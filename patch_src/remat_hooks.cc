@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
-
 #include "absl/container/flat_hash_set.h"
 #include "xla/service/gpu/gpu_constants.h"
 #include "xla/service/remat/remat_flags.h"

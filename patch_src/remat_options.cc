@@ -26,8 +26,7 @@ constexpr absl::string_view kScheduler = "xla_rematerialization_scheduler";
 constexpr absl::string_view kAlgorithm = "xla_rematerialization_algorithm";
 constexpr absl::string_view kSmallNode =
     "xla_rematerialization_small_node_limit";
-constexpr absl::string_view kDisableCuda =
-    "xla_rematerialization_disable_cuda";
+constexpr absl::string_view kDisableCuda = "xla_rematerialization_disable_cuda";
 constexpr absl::string_view kDumpDot = "xla_rematerialization_dump_dot";
 constexpr absl::string_view kDumpMemlog = "xla_rematerialization_dump_memlog";
 constexpr absl::string_view kMaxExtraFlops =
@@ -50,9 +49,8 @@ constexpr std::pair<absl::string_view, RematScheduler> kSchedulers[] = {
 
 absl::Status BadValue(absl::string_view flag, absl::string_view value,
                       absl::string_view choices) {
-  return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value,
-                                                 ": invalid value; expected ",
-                                                 choices));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--", flag, "=", value, ": invalid value; expected ", choices));
 }
 
 template <typename Table>
@@ -106,9 +104,10 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
     // "0.5" is not half the peak: a fraction of a byte would round to 0,
     // which asks for as little memory as the algorithm can reach.
     if (value != std::floor(value)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", text, "' is not a whole number of bytes (the budget is in "
-          "bytes, not a fraction of the peak)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", text,
+                       "' is not a whole number of bytes (the budget is in "
+                       "bytes, not a fraction of the peak)"));
     }
     scale = 1;
   } else if (suffix == "k" || suffix == "kib" || suffix == "kb") {
@@ -124,7 +123,8 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   double bytes = value * scale;
   if (!std::isfinite(bytes) ||
       bytes > static_cast<double>(std::numeric_limits<int64_t>::max() / 2)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is too large"));
   }
   return static_cast<int64_t>(std::llround(bytes));
 }
@@ -236,7 +236,8 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     options.max_extra_flops_fraction = fraction;
     return absl::OkStatus();
   }
-  return absl::NotFoundError(absl::StrCat("not a rematerialization flag: ", flag));
+  return absl::NotFoundError(
+      absl::StrCat("not a rematerialization flag: ", flag));
 }
 
 absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
@@ -263,10 +264,10 @@ bool IsSwitchFlag(absl::string_view name) {
 }
 
 std::vector<std::string> RematFlagNames() {
-  return {std::string(kEnable),     std::string(kMemLimit),
-          std::string(kScheduler),  std::string(kAlgorithm),
-          std::string(kSmallNode),  std::string(kDisableCuda),
-          std::string(kDumpDot),    std::string(kDumpMemlog),
+  return {std::string(kEnable),       std::string(kMemLimit),
+          std::string(kScheduler),    std::string(kAlgorithm),
+          std::string(kSmallNode),    std::string(kDisableCuda),
+          std::string(kDumpDot),      std::string(kDumpMemlog),
           std::string(kMaxExtraFlops)};
 }
 
@@ -286,8 +287,7 @@ std::vector<RematFlagDoc> RematFlagDocs() {
                     "; xla is XLA's own pass, the baseline")},
       {std::string(kSmallNode), "MIB", "0",
        "values of this many MiB or less are never recomputed; 0 disables"},
-      {std::string(kMaxExtraFlops), "F",
-       absl::StrCat(kDefaultMaxExtraFlops),
+      {std::string(kMaxExtraFlops), "F", absl::StrCat(kDefaultMaxExtraFlops),
        "extra FLOPs a plan may spend, as a fraction of the module's; none: "
        "no cap"},
       {std::string(kDisableCuda), "", "off",

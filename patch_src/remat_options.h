@@ -17,7 +17,13 @@
 namespace xla {
 namespace remat {
 
-enum class RematAlgorithm { kStandard, kCompress, kStandardCompress, kPath, kXla };
+enum class RematAlgorithm {
+  kStandard,
+  kCompress,
+  kStandardCompress,
+  kPath,
+  kXla
+};
 // kDefault: the best of list, DFS and postorder (CPU hook, CLI); on the GPU
 // hook it means kGiven. kGiven keeps the incoming schedule and inserts
 // recomputations into it.

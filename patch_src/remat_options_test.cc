@@ -1,10 +1,11 @@
 #include "xla/service/remat/remat_options.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 
-#include <gtest/gtest.h>
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -57,9 +58,9 @@ void ExpectFlagError(absl::string_view flag,
 }
 
 TEST(ApplyRematFlagTest, BadValuesNameFlagValueAndChoices) {
-  ExpectFlagError("--xla_rematerialization_algorithm=greedy",
-                  {"xla_rematerialization_algorithm", "greedy", "standard",
-                   "path", "xla"});
+  ExpectFlagError(
+      "--xla_rematerialization_algorithm=greedy",
+      {"xla_rematerialization_algorithm", "greedy", "standard", "path", "xla"});
   ExpectFlagError("--xla_rematerialization_scheduler=random",
                   {"xla_rematerialization_scheduler", "random", "postorder"});
   ExpectFlagError("--xla_rematerialization_mem_limit=lots",

@@ -20,15 +20,15 @@
 #include "xla/service/hlo_verifier.h"
 #include "xla/service/remat/callee_planning.h"
 #include "xla/service/remat/compact_layout.h"
-#include "xla/service/remat/invariant_stacks.h"
 #include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/invariant_stacks.h"
 #include "xla/service/remat/live_range_check.h"
-#include "xla/service/remat/remat_dump.h"
-#include "xla/service/remat/remat_graph.h"
-#include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/memory_floor.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/remat_dump.h"
+#include "xla/service/remat/remat_graph.h"
+#include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/remat_schedule.h"
 #include "xla/service/remat/xla_baseline.h"
 #include "xla/shape_util.h"
@@ -52,15 +52,15 @@ absl::Status VerifyModule(HloModule* module) {
                        /*allow_mixed_precision=*/true);
   absl::Status status = verifier.Run(module).status();
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "module fails HloVerifier after rematerialization: ",
-        status.message()));
+    return absl::InternalError(
+        absl::StrCat("module fails HloVerifier after rematerialization: ",
+                     status.message()));
   }
   status = module->schedule().Verify();
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "schedule fails verification after rematerialization: ",
-        status.message()));
+    return absl::InternalError(
+        absl::StrCat("schedule fails verification after rematerialization: ",
+                     status.message()));
   }
   return absl::OkStatus();
 }
@@ -71,8 +71,8 @@ PlannerConfig PlannerConfigFor(const RematOptions& options) {
   config.min_candidate_bytes = options.small_node_limit_bytes();
   const RematAlgorithm a = options.algorithm;
   config.recompute = a != RematAlgorithm::kCompress;
-  config.compress = a == RematAlgorithm::kCompress ||
-                    a == RematAlgorithm::kStandardCompress;
+  config.compress =
+      a == RematAlgorithm::kCompress || a == RematAlgorithm::kStandardCompress;
   config.chains = a == RematAlgorithm::kPath;
   return config;
 }
@@ -128,9 +128,10 @@ std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes,
   const bool missed = budget_bytes > 0 && planned_bytes > budget_bytes;
   if (missed && static_cast<double>(start_bytes - planned_bytes) <
                     kMinUsefulReduction * static_cast<double>(start_bytes)) {
-    return absl::StrCat("the plan misses the budget and lowers the simulated "
-                        "peak by less than 1% (",
-                        start_bytes, " -> ", planned_bytes, " bytes)");
+    return absl::StrCat(
+        "the plan misses the budget and lowers the simulated "
+        "peak by less than 1% (",
+        start_bytes, " -> ", planned_bytes, " bytes)");
   }
   return "";
 }
@@ -164,7 +165,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   const bool dumping = options.dump_dot || options.dump_memlog;
   if (dumping && options.dump_dir.empty()) {
     return absl::InvalidArgumentError(
-        "--xla_rematerialization_dump_dot and --xla_rematerialization_dump_memlog "
+        "--xla_rematerialization_dump_dot and "
+        "--xla_rematerialization_dump_memlog "
         "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
         "hlo-remat");
   }
@@ -173,9 +175,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   std::shared_ptr<const ComputationMemory> entry_model;
   auto dump_before = [&]() -> absl::Status {
     if (!options.dump_dot) return absl::OkStatus();
-    return WriteDotGraph(*module, size_fn, *entry_model, report,
-                         DumpPath(options.dump_dir, report.module,
-                                  "before_remat.dot"));
+    return WriteDotGraph(
+        *module, size_fn, *entry_model, report,
+        DumpPath(options.dump_dir, report.module, "before_remat.dot"));
   };
   // Time of one phase of the pass, for the report's phase_seconds; the
   // pass time is their sum. Measurements for the report and dumps run
@@ -213,9 +215,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   auto resolve_relative_budget = [&]() {
     if (options.memory_limit_fraction <= 0) return;
     options.memory_limit_bytes = std::max<int64_t>(
-        1, static_cast<int64_t>(options.memory_limit_fraction *
-                                static_cast<double>(
-                                    report.allocation_before_bytes)));
+        1, static_cast<int64_t>(
+               options.memory_limit_fraction *
+               static_cast<double>(report.allocation_before_bytes)));
     report.budget_bytes = options.memory_limit_bytes;
     report.AddNote(absl::StrCat("budget ", options.memory_limit_fraction,
                                 "x of ", report.allocation_before_bytes,
@@ -231,7 +233,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   end_phase("costs");
   if (had_schedule) {
     // Figures for the report (and the budget check): outside the pass time.
-    TF_ASSIGN_OR_RETURN(ModuleMemory before, TrackModuleMemory(*module, size_fn));
+    TF_ASSIGN_OR_RETURN(ModuleMemory before,
+                        TrackModuleMemory(*module, size_fn));
     report.peak_before_bytes = before.peak_bytes;
     entry_model = before.entry;
     TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
@@ -277,9 +280,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       report.flops_after = report.flops_before;
     }
     report.instructions_after = CountInstructions(*module);
-    report.budget_met = options.memory_limit_bytes == 0 ||
-                        report.allocation_after_bytes <=
-                            options.memory_limit_bytes;
+    report.budget_met =
+        options.memory_limit_bytes == 0 ||
+        report.allocation_after_bytes <= options.memory_limit_bytes;
     if (!report.budget_met && report.stopped_by_flops_cap) {
       report.AddNote(absl::StrCat(
           "the compute cap (--xla_rematerialization_max_extra_flops=",
@@ -342,9 +345,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     // algorithm from a schedule worse than the one it came with.
     std::optional<HloSchedule> given;
     if (had_schedule) given = module->schedule();
-    TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
-                        RescheduleModule(module, options.scheduler, size_fn,
-                                         alias_info));
+    TF_ASSIGN_OR_RETURN(
+        ScheduleChoice choice,
+        RescheduleModule(module, options.scheduler, size_fn, alias_info));
     report.scheduler_chosen = choice.scheduler;
     report.rescheduled = true;
     report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
@@ -391,9 +394,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     if (stacks.stacks_removed > 0) {
       TF_ASSIGN_OR_RETURN(report.heap_sim_scheduled_bytes,
                           HeapSimulatorPeak(*module, size_fn, alias_info));
-      TF_ASSIGN_OR_RETURN(
-          allocation_scheduled,
-          allocation(*module, report.heap_sim_scheduled_bytes));
+      TF_ASSIGN_OR_RETURN(allocation_scheduled,
+                          allocation(*module, report.heap_sim_scheduled_bytes));
       TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
                           TrackModuleMemory(*module, size_fn));
       report.peak_scheduled_bytes = rewritten.peak_bytes;
@@ -405,10 +407,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   TF_RETURN_IF_ERROR(measure_floor());
   if (!options.export_graph_path.empty()) {
     // What a solver needs to plan the same schedule; outside the pass time.
-    TF_ASSIGN_OR_RETURN(
-        RematGraph graph,
-        BuildRematGraph(report.module, *entry_model, *costs,
-                        options.small_node_limit_bytes()));
+    TF_ASSIGN_OR_RETURN(RematGraph graph,
+                        BuildRematGraph(report.module, *entry_model, *costs,
+                                        options.small_node_limit_bytes()));
     graph.memory_figure = report.memory_figure;
     graph.module_flops = report.flops_before;
     TF_RETURN_IF_ERROR(WriteRematGraph(graph, options.export_graph_path));
@@ -441,9 +442,9 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
     std::string rejection;
     config.keep_plan =
         [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
-      TF_ASSIGN_OR_RETURN(int64_t peak,
-                          MeasureMemory(planned, size_fn, alias_info,
-                                        options.memory_figure));
+      TF_ASSIGN_OR_RETURN(
+          int64_t peak,
+          MeasureMemory(planned, size_fn, alias_info, options.memory_figure));
       const int64_t start = allocation_scheduled;
       std::string why = PlanRejection(start, peak, options.memory_limit_bytes);
       const bool keep = why.empty();
@@ -466,9 +467,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       callee_config.max_extra_flops =
           std::max(0.0, config.max_extra_flops - result.extra_flops);
     }
-    TF_ASSIGN_OR_RETURN(
-        CalleePlanResult callees,
-        PlanCalledComputations(module, callee_config, size_fn));
+    TF_ASSIGN_OR_RETURN(CalleePlanResult callees,
+                        PlanCalledComputations(module, callee_config, size_fn));
     end_phase("callees");
     result.AddMovesOf(std::move(callees.totals));
     report.stopped_by_flops_cap = result.flops_capped;
@@ -483,8 +483,8 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
       report.AddNote(kNothingCompact);
     }
     if (options.algorithm == RematAlgorithm::kPath) {
-      report.AddNote(absl::StrCat(result.articulation_points,
-                                  " articulation points"));
+      report.AddNote(
+          absl::StrCat(result.articulation_points, " articulation points"));
     }
     if (result.plan_rejected) {
       report.AddNote(absl::StrCat(rejection, ": plan taken back"));
@@ -512,7 +512,8 @@ absl::StatusOr<bool> RematerializationPass::RunImpl(
   if (options.dump_dir.empty()) {
     options.dump_dir = module->config().debug_options().xla_dump_to();
   }
-  TF_ASSIGN_OR_RETURN(report_, RunRemat(module, options, size_fn_, alias_info_));
+  TF_ASSIGN_OR_RETURN(report_,
+                      RunRemat(module, options, size_fn_, alias_info_));
   LOG(INFO) << "rematerialization (" << report_.algorithm << ") on "
             << module->name() << ": peak " << report_.heap_sim_before_bytes
             << " -> " << report_.heap_sim_after_bytes << " bytes, budget "

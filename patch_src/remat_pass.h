@@ -43,8 +43,7 @@ class RematerializationPass : public HloModulePass {
  protected:
   absl::StatusOr<bool> RunImpl(
       HloModule* module,
-      const absl::flat_hash_set<absl::string_view>& execution_threads)
-      override;
+      const absl::flat_hash_set<absl::string_view>& execution_threads) override;
 
  private:
   RematOptions options_;

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <chrono>  // NOLINT(build/c++11): the judge's time, for the report
 #include <cstdint>
-#include <memory>
 #include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -270,8 +270,9 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
                                               const HloCostAnalysis& costs) {
   if (!module->has_schedule() ||
       !module->schedule().is_computation_scheduled(computation)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "rematerialization planner needs a schedule for ", computation->name()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("rematerialization planner needs a schedule for ",
+                     computation->name()));
   }
   Planner planner(module, computation, config, size_fn, costs);
   TF_RETURN_IF_ERROR(planner.Init());
@@ -368,8 +369,8 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   if (taken_back == 0) return planner.Materialize();
   TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
   const bool within_budget = target > 0 && trimmed.simulated_peak <= target;
-  if (trimmed.keep && (within_budget ||
-                       trimmed.simulated_peak <= whole.simulated_peak)) {
+  if (trimmed.keep &&
+      (within_budget || trimmed.simulated_peak <= whole.simulated_peak)) {
     return planner.Materialize();
   }
   TF_RETURN_IF_ERROR(make_whole_plan_again());

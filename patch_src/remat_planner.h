@@ -69,10 +69,10 @@ struct PlannerConfig {
 };
 
 struct PlannerResult {
-  int recomputed = 0;          // clones in the result
-  int compressed = 0;          // values kept compact in the result
-  int undone = 0;  // moves taken back: the peak held without them
-  int compressible = 0;        // values that have a smaller compact form
+  int recomputed = 0;    // clones in the result
+  int compressed = 0;    // values kept compact in the result
+  int undone = 0;        // moves taken back: the peak held without them
+  int compressible = 0;  // values that have a smaller compact form
   int articulation_points = 0;
   int instructions_added = 0;    // clones, copies and the bitcasts they need
   int instructions_removed = 0;  // producers left with no use

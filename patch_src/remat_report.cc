@@ -77,8 +77,9 @@ std::string RematReport::ToJson() const {
   field("pass_seconds", JsonNumber(pass_seconds));
   std::string phases = "{";
   for (size_t i = 0; i < phase_seconds.size(); ++i) {
-    absl::StrAppend(&phases, i == 0 ? "" : ", ", JsonQuote(phase_seconds[i].first),
-                    ": ", JsonNumber(phase_seconds[i].second));
+    absl::StrAppend(&phases, i == 0 ? "" : ", ",
+                    JsonQuote(phase_seconds[i].first), ": ",
+                    JsonNumber(phase_seconds[i].second));
   }
   field("phase_seconds", phases + "}");
   field("plans_tried", absl::StrCat(plans_tried));
@@ -100,14 +101,14 @@ std::string RematReport::ToJson() const {
   out += "  \"decisions\": [";
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];
-    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"action\": ",
-                    JsonQuote(RematActionName(d.action)),
-                    ", \"value\": ", JsonQuote(d.value),
-                    ", \"result\": ", JsonQuote(d.result), ", \"at\": ",
-                    JsonQuote(d.at), ", \"before\": ", JsonQuote(d.before),
-                    ", \"instructions\": [", NameList(d.instructions), "]",
-                    ", \"bytes_saved\": ", d.bytes_saved,
-                    ", \"cost\": ", JsonNumber(d.cost), "}");
+    absl::StrAppend(
+        &out, i == 0 ? "\n" : ",\n",
+        "    {\"action\": ", JsonQuote(RematActionName(d.action)),
+        ", \"value\": ", JsonQuote(d.value),
+        ", \"result\": ", JsonQuote(d.result), ", \"at\": ", JsonQuote(d.at),
+        ", \"before\": ", JsonQuote(d.before), ", \"instructions\": [",
+        NameList(d.instructions), "]", ", \"bytes_saved\": ", d.bytes_saved,
+        ", \"cost\": ", JsonNumber(d.cost), "}");
   }
   out += decisions.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;

@@ -20,7 +20,7 @@ struct RematReport {
   std::string scheduler;         // as asked
   std::string scheduler_chosen;  // the one kept ("default" tries three)
   int64_t budget_bytes = 0;
-  int64_t peak_before_bytes = 0;  // tracker, on the schedule as given
+  int64_t peak_before_bytes = 0;     // tracker, on the schedule as given
   int64_t peak_scheduled_bytes = 0;  // tracker, after re-scheduling
   int64_t peak_after_bytes = 0;
   int64_t heap_sim_before_bytes = 0;
@@ -60,7 +60,7 @@ struct RematReport {
   // Where pass_seconds went, phase by phase in the order run (scheduling,
   // planning, judging plans, ...); the report's own measurements excluded.
   std::vector<std::pair<std::string, double>> phase_seconds;
-  int plans_tried = 0;  // sweeps of the schedule the planner made
+  int plans_tried = 0;               // sweeps of the schedule the planner made
   std::string numerics = "skipped";  // "equal", "differ" or "skipped"
   // Median XLA:CPU step time of the module before and after (hlo-remat
   // --time N); NaN, written as null, when not measured.

@@ -12,20 +12,19 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/hlo/transforms/simplifiers/hlo_memory_scheduler.h"
+#include "xla/service/buffer_value.h"
+#include "xla/service/heap_simulator/heap_simulator.h"
 #include "xla/service/remat/target_alias_info.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
-#include "xla/service/buffer_value.h"
-#include "xla/service/heap_simulator/heap_simulator.h"
 
 namespace xla {
 namespace remat {
 namespace {
 
 BufferValue::SizeFunction BufferSize(const SizeFunction& size_fn) {
-  return [size_fn](const BufferValue& buffer) {
-    return size_fn(buffer.shape());
-  };
+  return
+      [size_fn](const BufferValue& buffer) { return size_fn(buffer.shape()); };
 }
 
 // Runs one of XLA's schedulers on analyses shared by all of them (they read,
@@ -42,12 +41,12 @@ absl::StatusOr<HloSchedule> RunScheduler(
                                                         BufferSize(size_fn));
       break;
     case RematScheduler::kDfs:
-      algorithm = std::make_unique<DFSMemoryScheduler>(alias_info,
-                                                       BufferSize(size_fn));
+      algorithm =
+          std::make_unique<DFSMemoryScheduler>(alias_info, BufferSize(size_fn));
       break;
     case RematScheduler::kPostorder:
-      algorithm = std::make_unique<PostOrderScheduler>(alias_info,
-                                                       BufferSize(size_fn));
+      algorithm =
+          std::make_unique<PostOrderScheduler>(alias_info, BufferSize(size_fn));
       break;
     case RematScheduler::kDefault:
     case RematScheduler::kGiven:
@@ -103,10 +102,9 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
   for (RematScheduler candidate : all) {
     if (kind != RematScheduler::kDefault && candidate != kind) continue;
     int64_t peak = 0;
-    TF_ASSIGN_OR_RETURN(
-        HloSchedule schedule,
-        RunScheduler(module, candidate, alias_info, size_fn, *points_to,
-                     *alias_analysis, &peak));
+    TF_ASSIGN_OR_RETURN(HloSchedule schedule,
+                        RunScheduler(module, candidate, alias_info, size_fn,
+                                     *points_to, *alias_analysis, &peak));
     if (best_schedule == nullptr || peak < best.heap_sim_peak_bytes) {
       best.scheduler = std::string(SchedulerName(candidate));
       best.heap_sim_peak_bytes = peak;

@@ -1,9 +1,10 @@
 #include "xla/service/remat/score_dependencies.h"
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <utility>
 
-#include <gtest/gtest.h>
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
@@ -90,7 +91,8 @@ TEST_F(ScoreDependenciesTest, ScoresHoldUntilSomethingTheyReadChanges) {
   EXPECT_FALSE(Score(*state_, a, p_, state_->scores[a]));
 }
 
-TEST_F(ScoreDependenciesTest, AMoveMakesStaleOnlyTheScoresThatReadWhatItChanged) {
+TEST_F(ScoreDependenciesTest,
+       AMoveMakesStaleOnlyTheScoresThatReadWhatItChanged) {
   const int a = Scored("a");
   const int b = Scored("b");
   const int c = Scored("c");

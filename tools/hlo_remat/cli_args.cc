@@ -65,8 +65,7 @@ constexpr OptionDoc kOptions[] = {
      "checked)"},
     {"--fail-if-missed", "", "off",
      "exit 3 when the budget is not met (for CI; the outputs are written)"},
-    {"-v", "", "off",
-     "show what TensorFlow and XLA print (hidden by default)"},
+    {"-v", "", "off", "show what TensorFlow and XLA print (hidden by default)"},
     {"--list-gpu-targets", "", "", "print the names --gpu-target accepts"},
     {"--version", "", "", "print the build fingerprint"},
     {"--help", "", "", "print this help"},
@@ -132,8 +131,8 @@ absl::Status ApplyValued(const std::string& name, const std::string& value,
     } else if (value == "gpu") {
       args.platform = Platform::kGpu;
     } else {
-      return Bad(absl::StrCat("--platform=", value,
-                              " is not valid; valid: cpu, gpu"));
+      return Bad(
+          absl::StrCat("--platform=", value, " is not valid; valid: cpu, gpu"));
     }
     return absl::OkStatus();
   }
@@ -185,8 +184,9 @@ absl::Status CheckPlatformOptions(const CliArgs& args) {
   if (args.platform == Platform::kGpu &&
       (args.check_numerics || args.time_runs > 0)) {
     // Both run modules on XLA:CPU; a GPU-compiled module does not run there.
-    return Bad("--check-numerics and --time are not available with "
-               "--platform gpu");
+    return Bad(
+        "--check-numerics and --time are not available with "
+        "--platform gpu");
   }
   if (args.platform == Platform::kGpu && args.explain_peak_top > 0) {
     // It simulates with the CPU alias rules.
@@ -236,8 +236,8 @@ absl::StatusOr<CliArgs> ParseCliArgs(absl::Span<char* const> argv) {
     } else if (args.input.empty()) {
       args.input = raw;
     } else {
-      return Bad(absl::StrCat("more than one input file: ", args.input,
-                              " and ", raw));
+      return Bad(
+          absl::StrCat("more than one input file: ", args.input, " and ", raw));
     }
   }
   if (args.show_help || args.show_version || args.list_gpu_targets) {
@@ -271,8 +271,8 @@ std::string CliHelp() {
   for (const xla::remat::RematFlagDoc& doc : xla::remat::RematFlagDocs()) {
     std::string left = absl::StrCat("--", doc.name);
     if (!doc.value.empty()) absl::StrAppend(&left, "=", doc.value);
-    absl::StrAppend(&out, "  ", left, "\n      ", doc.help, " [default: ",
-                    doc.default_text, "]\n");
+    absl::StrAppend(&out, "  ", left, "\n      ", doc.help,
+                    " [default: ", doc.default_text, "]\n");
   }
   return out;
 }

@@ -25,9 +25,9 @@ struct CliArgs {
   bool list_gpu_targets = false;
 
   std::string input;
-  std::string output;    // -o: the module after the pass
-  std::string report;    // --report: the JSON report (else stdout)
-  std::string dump_dir;  // --dump-dir: DOT graphs and memory logs
+  std::string output;        // -o: the module after the pass
+  std::string report;        // --report: the JSON report (else stdout)
+  std::string dump_dir;      // --dump-dir: DOT graphs and memory logs
   std::string export_graph;  // --export-graph: the planner's graph (JSON)
   std::string size_function = "plain";
   bool check_numerics = false;
@@ -35,8 +35,8 @@ struct CliArgs {
   std::string numerics_reference;
   // Run as the GPU hook does, on a module copy insertion has already seen.
   bool after_copy_insertion = false;
-  int time_runs = 0;           // --time N; 0: not timed
-  int explain_peak_top = 0;    // --explain-peak N; 0: not printed
+  int time_runs = 0;            // --time N; 0: not timed
+  int explain_peak_top = 0;     // --explain-peak N; 0: not printed
   bool fail_if_missed = false;  // exit 3 when the budget is not met (CI)
   std::vector<std::string> remat_flags;  // --xla_rematerialization_*=...
   Platform platform = Platform::kCpu;

@@ -25,7 +25,8 @@ namespace {
 
 void FillRandom(xla::Literal& literal, std::mt19937& rng) {
   xla::ShapeUtil::ForEachSubshape(
-      literal.shape(), [&](const xla::Shape& shape, const xla::ShapeIndex& index) {
+      literal.shape(),
+      [&](const xla::Shape& shape, const xla::ShapeIndex& index) {
         if (!shape.IsArray()) return;
         const int64_t n = xla::ShapeUtil::ElementsIn(shape);
         void* data = literal.untyped_data(index);

@@ -45,8 +45,7 @@ inline void MarkInput(const std::string& path) {
 
 // Tells the launcher the input parsed and verified (stderr, which it reads).
 inline void MarkInputAccepted() {
-  const std::string line =
-      std::string(kStageMarker) + kInputAccepted + "\n";
+  const std::string line = std::string(kStageMarker) + kInputAccepted + "\n";
   (void)!write(STDERR_FILENO, line.data(), line.size());
 }
 

@@ -29,7 +29,8 @@ namespace {
 absl::Status WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
-  if (!out) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write"));
+  if (!out)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write"));
   return absl::OkStatus();
 }
 
@@ -39,20 +40,19 @@ absl::Status CheckValid(xla::HloModule* module) {
   absl::Status status = verifier.Run(module).status();
   if (status.ok()) status = module->schedule().Verify();
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "GPU module after the pipeline fails verification: ",
-        status.message()));
+    return absl::InternalError(
+        absl::StrCat("GPU module after the pipeline fails verification: ",
+                     status.message()));
   }
   return absl::OkStatus();
 }
 
 std::string Counts(const TupleProducers& counts) {
-  return absl::StrCat("{\"instructions\": ", counts.instructions,
-                      ", \"fusions\": ", counts.fusions,
-                      ", \"multi_output_fusions\": ",
-                      counts.multi_output_fusions,
-                      ", \"tuple_custom_calls\": ", counts.tuple_custom_calls,
-                      "}");
+  return absl::StrCat(
+      "{\"instructions\": ", counts.instructions,
+      ", \"fusions\": ", counts.fusions,
+      ", \"multi_output_fusions\": ", counts.multi_output_fusions,
+      ", \"tuple_custom_calls\": ", counts.tuple_custom_calls, "}");
 }
 
 // The wheel's own compile of `input`, and how it compares with `baseline`.
@@ -77,9 +77,7 @@ absl::StatusOr<std::string> WheelReferenceJson(
   return absl::StrCat("{\"heap_sim_bytes\": ", peak,
                       ", \"buffer_assignment_bytes\": ", assigned.total_bytes,
                       ", \"counts\": ", Counts(CountTupleProducers(*reference)),
-                      ", \"text_equal\": ",
-                      text_equal ? "true" : "false",
-                      "}");
+                      ", \"text_equal\": ", text_equal ? "true" : "false", "}");
 }
 
 }  // namespace
@@ -88,7 +86,8 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
     std::unique_ptr<xla::HloModule> module, xla::remat::RematOptions options,
     const GpuCliArgs& args) {
   stream_executor::GpuTargetConfigProto target;
-  std::string target_name = args.target.empty() ? kDefaultGpuTarget : args.target;
+  std::string target_name =
+      args.target.empty() ? kDefaultGpuTarget : args.target;
   if (!args.target_file.empty()) {
     TF_ASSIGN_OR_RETURN(target, GpuTargetFromFile(args.target_file));
     target_name = args.target_file;
@@ -165,8 +164,9 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   // stays in the report as the second one.
   report.allocation_before_bytes = before.total_bytes;
   report.allocation_after_bytes = after.total_bytes;
-  report.budget_met = options.memory_limit_bytes == 0 ||
-                      report.allocation_after_bytes <= options.memory_limit_bytes;
+  report.budget_met =
+      options.memory_limit_bytes == 0 ||
+      report.allocation_after_bytes <= options.memory_limit_bytes;
   const TupleProducers counts_before = CountTupleProducers(*baseline);
   const TupleProducers counts_after = CountTupleProducers(*optimized);
   report.instructions_before = counts_before.instructions;
@@ -186,9 +186,10 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
     TF_RETURN_IF_ERROR(WriteText(args.output, optimized->ToString()));
   }
   if (input != nullptr) {
-    TF_ASSIGN_OR_RETURN(std::string reference,
-                        WheelReferenceJson(*pipeline, std::move(input),
-                                           *baseline, args.wheel_reference_out));
+    TF_ASSIGN_OR_RETURN(
+        std::string reference,
+        WheelReferenceJson(*pipeline, std::move(input), *baseline,
+                           args.wheel_reference_out));
     report.gpu_fields.emplace_back("wheel_reference", reference);
   }
   return report;

@@ -15,9 +15,9 @@
 namespace hlo_remat {
 
 struct GpuCliArgs {
-  std::string target;       // --gpu-target (an embedded spec)
-  std::string target_file;  // --gpu-target-file (wins over target)
-  std::string output;       // -o: the module after our pass
+  std::string target;        // --gpu-target (an embedded spec)
+  std::string target_file;   // --gpu-target-file (wins over target)
+  std::string output;        // -o: the module after our pass
   std::string baseline_out;  // --baseline-out: the same pipeline without it
   // --wheel-reference-out: the wheel's own compile of the input (the
   // faithfulness reference); its figures go into the report.

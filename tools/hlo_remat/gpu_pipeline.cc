@@ -16,7 +16,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "xla/service/remat/memory_figure.h"
 #include "google/protobuf/text_format.h"
 #include "gpu_mlir_standin.h"
 #include "xla/backends/gpu/target_config/target_config.h"
@@ -42,6 +41,7 @@
 #include "xla/service/gpu/transforms/stream_attribute_annotator.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/remat_schedule.h"
 #include "xla/shape_util.h"
 #include "xla/stream_executor/cuda/cuda_platform_id.h"
@@ -59,8 +59,8 @@ class MlirContextHolder {
   MlirContextHolder() {
     // GpuCompiler's own context: multithreaded, symbolic expressions
     // registered (its constructor at openxla 7420bd5453).
-    context_ = new (storage_)
-        mlir::MLIRContext(mlir::MLIRContext::Threading::ENABLED);
+    context_ =
+        new (storage_) mlir::MLIRContext(mlir::MLIRContext::Threading::ENABLED);
     xla::RegisterSymbolicExprStorage(context_);
   }
   ~MlirContextHolder() { context_->~MLIRContext(); }
@@ -83,10 +83,9 @@ class BorrowedPass : public xla::HloModulePass {
   absl::string_view name() const override { return pass_->name(); }
 
  protected:
-  absl::StatusOr<bool> RunImpl(
-      xla::HloModule* module,
-      const absl::flat_hash_set<absl::string_view>& execution_threads)
-      override {
+  absl::StatusOr<bool> RunImpl(xla::HloModule* module,
+                               const absl::flat_hash_set<absl::string_view>&
+                                   execution_threads) override {
     return pass_->Run(module, execution_threads);
   }
 
@@ -171,8 +170,8 @@ absl::StatusOr<std::unique_ptr<GpuPipeline>> GpuPipeline::Create(
   pipeline->pointer_size_ = pipeline->size_fn_(xla::ShapeUtil::MakeTupleShape(
       {xla::ShapeUtil::MakeShape(xla::F32, {})}));
   if (pipeline->pointer_size_ != 4 && pipeline->pointer_size_ != 8) {
-    return absl::InternalError(absl::StrCat(
-        "unexpected GPU pointer size ", pipeline->pointer_size_));
+    return absl::InternalError(
+        absl::StrCat("unexpected GPU pointer size ", pipeline->pointer_size_));
   }
   // This XLA's CompileOptions has no target field: RunHloPasses reads the
   // target from a file named in the debug options.
@@ -217,11 +216,10 @@ absl::StatusOr<ScheduledGpuModule> GpuPipeline::CompileAndSchedule(
       xla::gpu::ScheduleMetadata metadata,
       xla::gpu::ScheduleGpuModule(module.get(), pointer_size_, device_,
                                   mlir_context_->get(), alias_info_.get()));
-  TF_RETURN_IF_ERROR(
-      xla::HloVerifier(/*layout_sensitive=*/true,
-                       /*allow_mixed_precision=*/true)
-          .Run(module.get())
-          .status());
+  TF_RETURN_IF_ERROR(xla::HloVerifier(/*layout_sensitive=*/true,
+                                      /*allow_mixed_precision=*/true)
+                         .Run(module.get())
+                         .status());
   ScheduledGpuModule scheduled;
   scheduled.module = std::move(module);
   scheduled.scheduler_mem_limit =
@@ -286,18 +284,19 @@ absl::Status GpuPipeline::RunPostScheduling(xla::HloModule* module,
         main_pipeline.AddPass<xla::HloPassPipeline>("fusion-wrapper");
     pipeline.AddPass<xla::gpu::FusionWrapper>(device_);
   }
-  const auto* cuda_cc = device_.gpu_compute_capability().cuda_compute_capability();
+  const auto* cuda_cc =
+      device_.gpu_compute_capability().cuda_compute_capability();
   if (cuda_cc != nullptr && cuda_cc->IsAtLeastAmpere()) {
-    main_pipeline.AddPass<xla::HloPassPipeline>(xla::gpu::FusionDispatchPipeline(
-        device_, size_fn_, mlir_context_->get()));
+    main_pipeline.AddPass<xla::HloPassPipeline>(
+        xla::gpu::FusionDispatchPipeline(device_, size_fn_,
+                                         mlir_context_->get()));
   }
   {
     xla::HloPassPipeline& pipeline =
         main_pipeline.AddPass<xla::HloPassPipeline>("sanitize-constant-names");
     pipeline.AddPass<xla::gpu::SanitizeConstantNames>();
   }
-  return main_pipeline
-      .Run(module, {xla::HloInstruction::kMainExecutionThread})
+  return main_pipeline.Run(module, {xla::HloInstruction::kMainExecutionThread})
       .status();
 }
 
@@ -322,12 +321,13 @@ absl::StatusOr<std::unique_ptr<xla::HloModule>> GpuPipeline::WheelReference(
   for (const auto& entry :
        std::filesystem::directory_iterator(dump_dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (absl::EndsWith(name, "gpu_after_optimizations.txt")) found = entry.path();
+    if (absl::EndsWith(name, "gpu_after_optimizations.txt"))
+      found = entry.path();
   }
   if (found.empty()) {
-    return absl::InternalError(absl::StrCat(
-        "the wheel's GPU compile dumped no optimized module into ", dump_dir,
-        "; RunBackend: ", backend.ToString()));
+    return absl::InternalError(
+        absl::StrCat("the wheel's GPU compile dumped no optimized module into ",
+                     dump_dir, "; RunBackend: ", backend.ToString()));
   }
   std::ifstream in(found);
   std::stringstream text;
@@ -359,8 +359,7 @@ TupleProducers CountTupleProducers(const xla::HloModule& module) {
   counts.instructions = InstructionCount(module);
   for (const xla::HloComputation* computation : module.computations()) {
     if (computation->IsFusionComputation()) continue;
-    for (const xla::HloInstruction* instruction :
-         computation->instructions()) {
+    for (const xla::HloInstruction* instruction : computation->instructions()) {
       const bool tuple = instruction->shape().IsTuple();
       if (instruction->opcode() == xla::HloOpcode::kFusion) {
         ++counts.fusions;

@@ -60,9 +60,9 @@ absl::StatusOr<stream_executor::GpuTargetConfigProto> GpuTargetByName(
       return ParseSpec(fn(), absl::StrCat("embedded spec ", name));
     }
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--gpu-target=", name, " is not a known GPU; valid: ",
-                   absl::StrJoin(GpuTargetNames(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--gpu-target=", name,
+      " is not a known GPU; valid: ", absl::StrJoin(GpuTargetNames(), ", ")));
 }
 
 absl::StatusOr<stream_executor::GpuTargetConfigProto> GpuTargetFromFile(

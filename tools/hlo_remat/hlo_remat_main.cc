@@ -60,15 +60,16 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
   if (const char* env = std::getenv("XLA_FLAGS")) {
     absl::Status s = xla::remat::ApplyRematFlagsFromString(env, options);
     if (!s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("XLA_FLAGS: ", s.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("XLA_FLAGS: ", s.message()));
     }
   }
   for (const std::string& flag : args.remat_flags) {
     absl::Status s = xla::remat::ApplyRematFlag(flag, options);
     if (absl::IsNotFound(s)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag ", flag, "; known: ",
-          absl::StrJoin(xla::remat::RematFlagNames(), ", ")));
+          "unknown flag ", flag,
+          "; known: ", absl::StrJoin(xla::remat::RematFlagNames(), ", ")));
     }
     if (!s.ok()) return s;
   }
@@ -83,7 +84,8 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
 
 // Numerics and step time, both on XLA:CPU; a failure to run them is a note.
 void MeasureOnCpu(const CliArgs& args, const xla::HloModule& original,
-                  const xla::HloModule& after, xla::remat::RematReport& report) {
+                  const xla::HloModule& after,
+                  xla::remat::RematReport& report) {
   if (args.check_numerics) {
     absl::StatusOr<hlo_remat::NumericsResult> numerics =
         hlo_remat::CompareNumerics(original, after, /*seed=*/42);
@@ -93,15 +95,16 @@ void MeasureOnCpu(const CliArgs& args, const xla::HloModule& original,
           absl::StrCat("numerics not run: ", numerics.status().message()));
     } else {
       report.numerics = numerics->equal ? "equal" : "differ";
-      if (!numerics->equal) report.AddNote(absl::StrCat("numerics: ", numerics->detail));
+      if (!numerics->equal)
+        report.AddNote(absl::StrCat("numerics: ", numerics->detail));
     }
   }
   if (args.time_runs > 0) {
     absl::StatusOr<hlo_remat::StepTimes> times =
         hlo_remat::MeasureStepTimes(original, after, args.time_runs);
     if (!times.ok()) {
-      report.AddNote(absl::StrCat("step time not measured: ",
-                                  times.status().message()));
+      report.AddNote(
+          absl::StrCat("step time not measured: ", times.status().message()));
     } else {
       report.step_time_before_s = times->before_s;
       report.step_time_after_s = times->after_s;
@@ -111,18 +114,16 @@ void MeasureOnCpu(const CliArgs& args, const xla::HloModule& original,
 }
 
 std::string SummaryLine(const xla::remat::RematReport& report) {
-  std::string budget =
-      report.budget_bytes > 0
-          ? absl::StrCat("budget ", report.budget_bytes, " ",
-                         report.budget_met ? "met" : "NOT met")
-          : "no budget (as low as it goes)";
+  std::string budget = report.budget_bytes > 0
+                           ? absl::StrCat("budget ", report.budget_bytes, " ",
+                                          report.budget_met ? "met" : "NOT met")
+                           : "no budget (as low as it goes)";
   return absl::StrFormat(
       "hlo-remat: %s %s/%s: peak %d -> %d bytes (%s), %s, "
       "+%d instructions, numerics %s\n",
       report.module, report.algorithm, report.scheduler_chosen,
       report.allocation_before_bytes, report.allocation_after_bytes,
-      report.memory_figure, budget, report.instructions_added,
-      report.numerics);
+      report.memory_figure, budget, report.instructions_added, report.numerics);
 }
 
 // Everything after the arguments are understood; returns the exit code.

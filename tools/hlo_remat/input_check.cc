@@ -43,23 +43,71 @@ struct InstructionLine {
 // Operand counts XLA's parser or verifier dereferences before checking them
 // (a dot with one operand crashes it).
 int FixedArity(absl::string_view opcode) {
-  static constexpr absl::string_view kBinary[] = {
-      "add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
-      "remainder", "atan2", "and", "or", "xor", "compare", "dot",
-      "convolution", "shift-left", "shift-right-logical",
-      "shift-right-arithmetic", "complex"};
-  static constexpr absl::string_view kUnary[] = {
-      "abs", "negate", "exponential", "exponential-minus-one", "log",
-      "log-plus-one", "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "sine",
-      "cosine", "tan", "floor", "ceil", "round-nearest-afz",
-      "round-nearest-even", "sign", "not", "is-finite", "copy", "convert",
-      "bitcast-convert", "bitcast", "reshape", "broadcast", "transpose",
-      "slice", "reverse", "get-tuple-element", "real", "imag", "erf",
-      "popcnt", "clz", "reduce-precision", "copy-start", "copy-done"};
+  static constexpr absl::string_view kBinary[] = {"add",
+                                                  "subtract",
+                                                  "multiply",
+                                                  "divide",
+                                                  "maximum",
+                                                  "minimum",
+                                                  "power",
+                                                  "remainder",
+                                                  "atan2",
+                                                  "and",
+                                                  "or",
+                                                  "xor",
+                                                  "compare",
+                                                  "dot",
+                                                  "convolution",
+                                                  "shift-left",
+                                                  "shift-right-logical",
+                                                  "shift-right-arithmetic",
+                                                  "complex"};
+  static constexpr absl::string_view kUnary[] = {"abs",
+                                                 "negate",
+                                                 "exponential",
+                                                 "exponential-minus-one",
+                                                 "log",
+                                                 "log-plus-one",
+                                                 "tanh",
+                                                 "logistic",
+                                                 "sqrt",
+                                                 "rsqrt",
+                                                 "cbrt",
+                                                 "sine",
+                                                 "cosine",
+                                                 "tan",
+                                                 "floor",
+                                                 "ceil",
+                                                 "round-nearest-afz",
+                                                 "round-nearest-even",
+                                                 "sign",
+                                                 "not",
+                                                 "is-finite",
+                                                 "copy",
+                                                 "convert",
+                                                 "bitcast-convert",
+                                                 "bitcast",
+                                                 "reshape",
+                                                 "broadcast",
+                                                 "transpose",
+                                                 "slice",
+                                                 "reverse",
+                                                 "get-tuple-element",
+                                                 "real",
+                                                 "imag",
+                                                 "erf",
+                                                 "popcnt",
+                                                 "clz",
+                                                 "reduce-precision",
+                                                 "copy-start",
+                                                 "copy-done"};
   static constexpr absl::string_view kTernary[] = {"select", "clamp"};
-  for (absl::string_view op : kBinary) if (op == opcode) return 2;
-  for (absl::string_view op : kUnary) if (op == opcode) return 1;
-  for (absl::string_view op : kTernary) if (op == opcode) return 3;
+  for (absl::string_view op : kBinary)
+    if (op == opcode) return 2;
+  for (absl::string_view op : kUnary)
+    if (op == opcode) return 1;
+  for (absl::string_view op : kTernary)
+    if (op == opcode) return 3;
   return -1;
 }
 
@@ -170,7 +218,8 @@ bool ParserLocation(absl::string_view message, int& line,
   if (marker == absl::string_view::npos) return false;
   size_t colon = message.rfind(':', marker - 1);
   size_t begin = colon;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(message[begin - 1]))) {
+  while (begin > 0 &&
+         std::isdigit(static_cast<unsigned char>(message[begin - 1]))) {
     --begin;
   }
   if (colon == absl::string_view::npos || begin == colon ||
@@ -223,8 +272,8 @@ std::string WithoutAttribute(std::string text, absl::string_view key) {
 // quote is dropped and what XLA says around it kept.
 std::string WithoutQuotedInstruction(std::string message,
                                      absl::string_view name) {
-  for (const std::string& head : {absl::StrCat("%", name, " = "),
-                                  absl::StrCat(name, " = ")}) {
+  for (const std::string& head :
+       {absl::StrCat("%", name, " = "), absl::StrCat(name, " = ")}) {
     size_t start = message.find(head);
     if (start == std::string::npos) continue;
     size_t pos = message.find('(', start);
@@ -263,11 +312,10 @@ std::string WithoutCheckCondition(std::string message) {
   size_t close = message.find(')', start);
   size_t quoted = message.find("(the instruction)", start);
   if (close == std::string::npos) return message;
-  std::string where =
-      message.substr(start + kRetCheck.size(), close - start - kRetCheck.size());
-  where = where.substr(where.rfind('/') == std::string::npos
-                           ? 0
-                           : where.rfind('/') + 1);
+  std::string where = message.substr(start + kRetCheck.size(),
+                                     close - start - kRetCheck.size());
+  where = where.substr(
+      where.rfind('/') == std::string::npos ? 0 : where.rfind('/') + 1);
   size_t end = quoted != std::string::npos && quoted > close
                    ? quoted + std::string("(the instruction)").size()
                    : close + 1;
@@ -366,10 +414,10 @@ absl::Status PrecheckHloText(absl::string_view text) {
     }
     const int arity = FixedArity(parsed.opcode);
     if (arity >= 0 && parsed.operands != arity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "line ", number, ", instruction ", Printable(parsed.name), ": ",
-          parsed.opcode, " takes ", arity, " operand(s), has ",
-          parsed.operands));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", number, ", instruction ",
+                       Printable(parsed.name), ": ", parsed.opcode, " takes ",
+                       arity, " operand(s), has ", parsed.operands));
     }
     if (parsed.opcode == "parameter") {
       absl::string_view rest = line.substr(line.find("parameter(") + 10);
@@ -393,7 +441,8 @@ absl::Status PrecheckHloText(absl::string_view text) {
 absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
                                             Platform platform) {
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read"));
+  if (!in)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read"));
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
@@ -404,15 +453,14 @@ absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
   absl::StatusOr<std::unique_ptr<xla::HloModule>> module =
       xla::ParseAndReturnUnverifiedModule(text);
   if (!module.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": malformed HLO: ",
-                     ShortHloMessage(text, module.status().message())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        ": malformed HLO: ", ShortHloMessage(text, module.status().message())));
   }
   // The verifier below ignores layouts; XLA's passes trust them (a layout
   // naming a dimension twice makes WhileLoopSimplifier abort).
   for (const xla::HloComputation* computation : (*module)->computations()) {
-    for (const xla::HloInstruction* instruction :
-         computation->instructions()) {
+    for (const xla::HloInstruction* instruction : computation->instructions()) {
       absl::Status shape_ok =
           xla::ShapeUtil::ValidateShapeWithOptionalLayout(instruction->shape());
       if (!shape_ok.ok()) {
@@ -433,24 +481,25 @@ absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
     verified = (*module)->schedule().Verify();
   }
   if (!verified.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": invalid HLO: ",
-                     ShortHloMessage(text, verified.message())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": invalid HLO: ", ShortHloMessage(text, verified.message())));
   }
   InputModule input{std::move(*module), ""};
   const bool scheduled = input.module->has_schedule();
   if (platform == Platform::kGpu && scheduled) {
     // The GPU pipeline runs XLA's optimizations again on an already
     // optimized module, which XLA does not support (it aborts).
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": a scheduled module (an after-optimizations dump); "
-        "--platform gpu takes pre-optimization HLO: the dump's "
-        "*.before_optimizations.txt"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     ": a scheduled module (an after-optimizations dump); "
+                     "--platform gpu takes pre-optimization HLO: the dump's "
+                     "*.before_optimizations.txt"));
   }
   if (platform == Platform::kCpu && !scheduled &&
       absl::StrContains(path, "before_optimizations")) {
     input.warning = absl::StrCat(
-        path, ": pre-optimization HLO: the CPU figures are for XLA:CPU's "
+        path,
+        ": pre-optimization HLO: the CPU figures are for XLA:CPU's "
         "optimized module (*.cpu_after_optimizations.txt); "
         "--platform gpu takes this file");
   }

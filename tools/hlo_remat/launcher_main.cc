@@ -82,7 +82,7 @@ void WriteAll(int fd, const char* data, size_t size) {
 }
 
 struct Captured {
-  std::string text;   // the engine's stderr, without stage markers
+  std::string text;  // the engine's stderr, without stage markers
   std::string input = "hlo-remat";  // the file the engine said it reads
   bool input_accepted = false;
 };

@@ -1,12 +1,12 @@
 #include "numerics_check.h"
 
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,8 +38,8 @@ absl::StatusOr<NumericsResult> CompareNumerics(const xla::HloModule& original,
   TF_ASSIGN_OR_RETURN(auto actual, run(changed));
   NumericsResult result;
   if (expected.size() != actual.size()) {
-    result.detail = absl::StrCat("output count ", expected.size(), " vs ",
-                                 actual.size());
+    result.detail =
+        absl::StrCat("output count ", expected.size(), " vs ", actual.size());
     return result;
   }
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -57,9 +57,9 @@ absl::StatusOr<NumericsResult> CompareNumerics(const xla::HloModule& original,
                           a.size_bytes(index)) == 0) {
             return;
           }
-          first_difference = absl::StrCat("output ", index.ToString(), " ",
-                                          xla::ShapeUtil::HumanString(shape),
-                                          " differs");
+          first_difference =
+              absl::StrCat("output ", index.ToString(), " ",
+                           xla::ShapeUtil::HumanString(shape), " differs");
           if (shape.element_type() == xla::F32) {
             const float* x = static_cast<const float*>(a.untyped_data(index));
             const float* y = static_cast<const float*>(b.untyped_data(index));

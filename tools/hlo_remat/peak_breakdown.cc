@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "xla/service/remat/memory_figure.h"
 #include "xla/hlo/analysis/hlo_alias_analysis.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -21,6 +20,7 @@
 #include "xla/service/buffer_value.h"
 #include "xla/service/heap_simulator/heap_simulator.h"
 #include "xla/service/hlo_value.h"
+#include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/target_alias_info.h"
 #include "xla/shape_util.h"
 #include "xla/tsl/platform/errors.h"
@@ -57,9 +57,9 @@ class EventRecorder : public xla::HeapAlgorithm<HloValue> {
 
 }  // namespace
 
-absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
-                                          const xla::remat::SizeFunction& size_fn,
-                                          int top) {
+absl::StatusOr<PeakBreakdown> ExplainPeak(
+    const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
+    int top) {
   if (!module.has_schedule()) {
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module.name(), " has no schedule"));
@@ -70,9 +70,10 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
   xla::BufferValue::SizeFunction buffer_size =
       [&size_fn](const xla::BufferValue& b) { return size_fn(b.shape()); };
   std::vector<Event> events;
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::BufferAssignment> assignment,
-                      xla::remat::AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
-                                              /*alignment=*/64));
+  TF_ASSIGN_OR_RETURN(
+      std::unique_ptr<xla::BufferAssignment> assignment,
+      xla::remat::AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
+                                          /*alignment=*/64));
   const int64_t assigned = assignment->GetStats().total_allocation_bytes;
   TF_RETURN_IF_ERROR(
       xla::HeapSimulator::Run(std::make_unique<EventRecorder>(&events), module,
@@ -105,13 +106,11 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
   for (const auto& [value, bytes] : held) {
     const xla::HloInstruction* instruction = value->instruction();
     LiveValue v;
-    v.instruction = absl::StrCat(instruction->name(),
-                                 value->index().empty()
-                                     ? ""
-                                     : absl::StrCat("{",
-                                                    absl::StrJoin(
-                                                        value->index(), ","),
-                                                    "}"));
+    v.instruction = absl::StrCat(
+        instruction->name(),
+        value->index().empty()
+            ? ""
+            : absl::StrCat("{", absl::StrJoin(value->index(), ","), "}"));
     v.computation = instruction->parent()->name();
     v.shape = xla::ShapeUtil::HumanString(value->shape());
     v.bytes = bytes;
@@ -140,8 +139,8 @@ std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
   std::string out = absl::StrFormat(
       "peak %s: %d bytes (HeapSimulator), reached allocating %s; %d values "
       "live; buffer assignment %d bytes\n",
-      label, breakdown.peak_bytes, breakdown.reached_by,
-      breakdown.live_values, breakdown.assigned_bytes);
+      label, breakdown.peak_bytes, breakdown.reached_by, breakdown.live_values,
+      breakdown.assigned_bytes);
   for (const LiveValue& v : breakdown.largest) {
     absl::StrAppendFormat(&out, "  %12d  %-40s %s  [%s]\n", v.bytes,
                           v.instruction, v.shape, v.computation);

@@ -42,9 +42,9 @@ struct PeakBreakdown {
 };
 
 // The module must be scheduled. Uses the CPU alias rules, as the reports do.
-absl::StatusOr<PeakBreakdown> ExplainPeak(const xla::HloModule& module,
-                                          const xla::remat::SizeFunction& size_fn,
-                                          int top);
+absl::StatusOr<PeakBreakdown> ExplainPeak(
+    const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
+    int top);
 
 std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
                                 absl::string_view label);

@@ -32,8 +32,7 @@ double Median(std::vector<double> values) {
 absl::StatusOr<double> TimeOneRun(CompiledModule& module) {
   const auto start = std::chrono::steady_clock::now();
   TF_ASSIGN_OR_RETURN(xla::ScopedShapedBuffer result, module.Run());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -43,8 +42,10 @@ absl::StatusOr<int> ParseRunCount(absl::string_view text) {
   int runs = 0;
   if (!absl::SimpleAtoi(text, &runs) || runs < 1 || runs > kMaxRuns) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--time ", text, " is not valid; give the number of runs "
-                     "per module, 1 to ", kMaxRuns, ", e.g. --time 10"));
+        absl::StrCat("--time ", text,
+                     " is not valid; give the number of runs "
+                     "per module, 1 to ",
+                     kMaxRuns, ", e.g. --time 10"));
   }
   return runs;
 }

@@ -43,7 +43,9 @@ class GpuCompilerStandIn {
                                const gpu::GpuAliasInfo* alias_info) {
     HloPassPipeline& pipeline =
         main_pipeline.AddPass<HloPassPipeline>("remat-pipeline");
+    // clang-format off: the patch's added line, verbatim (see above).
     remat::AddRematPassIfEnabled(pipeline, ShapeSizeBytesFunction(), alias_info);
+    // clang-format on
   }
 };
 
