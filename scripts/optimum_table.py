@@ -15,40 +15,8 @@ from pathlib import Path
 from rich.console import Console
 
 from remat_harness.gpu import parse_device
-from remat_harness.optimum_run import OptimumPlan, run_optimum
+from remat_harness.optimum_run import OptimumPlan, markdown_table, run_optimum
 from remat_harness.paths import REPORTS_DIR
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:+.2f}%"
-
-
-def _solve(solve: dict) -> str:
-    if not solve["solved"]:
-        return "infeasible" if solve["status"] == "Infeasible" else solve["status"]
-    text = _percent(solve["extra_flops_fraction"])
-    return text if solve["optimal"] else f"≤{text} (stopped, {solve['seconds']:.0f} s)"
-
-
-def table(records: list[dict]) -> str:
-    lines = [
-        "| model | device | budget | algorithm | after/before | met | +FLOPs "
-        "| optimum at budget | optimum at same peak | gap | solve |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in records:
-        head = f"| {r['model']} | {r['device']} | {r['budget']} | {r['algorithm']} |"
-        if "error" in r:
-            lines.append(f"{head} error: {r['error'][:80]} | | | | | | |")
-            continue
-        ratio = r["allocation_after_bytes"] / r["allocation_before_bytes"]
-        at = r["optimum_at_reached"]
-        lines.append(
-            f"{head} {ratio:.3f} | {'yes' if r['budget_met'] else 'no'} | "
-            f"{_percent(r['extra_flops_fraction'])} | {_solve(r['optimum_flops'])} | "
-            f"{_solve(at)} | {_percent(r['gap_to_optimum'])} | {at['seconds']:.0f} s |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -87,7 +55,7 @@ def main() -> int:
                 with results.open("a") as out:
                     out.write(json.dumps(r) + "\n")
             all_records += records
-            (args.out / "table.md").write_text(table(all_records))
+            (args.out / "table.md").write_text(markdown_table(all_records))
     console.print(f"{args.out / 'table.md'}")
     return 0
 

@@ -339,3 +339,21 @@ def test_a_worker_of_another_build_fails_its_cells_not_the_sweep(tmp_path):
 
 def _constant_record() -> dict:
     return {"status": "ok"}
+
+
+def test_a_sweep_with_the_optimum_shows_the_gap(tmp_path):
+    results = tmp_path / "results.jsonl"
+    console = Console(file=io.StringIO())
+    small = plan(algorithms=["path"], budgets=["0.5"], optimum_time_limit_s=20)
+    records = run_sweep(small, results, console)
+    cell = next(r for r in records if r.get("kind") == "offline")
+    assert cell["status"] == "ok", cell
+    assert cell["optimum_status"] in ("Optimal", "Time limit reached")
+    if cell["optimum_extra_flops_pct"] is not None:
+        # The gap: the cell's extra FLOPs less the optimum's at its peak.
+        assert cell["gap_to_optimum_pct"] == pytest.approx(
+            cell["extra_flops_pct"] - cell["optimum_extra_flops_pct"]
+        )
+    table = tmp_path / "table.md"
+    write_markdown(list(load_results(results).values()), table, "test")
+    assert "gap to optimum" in table.read_text()

@@ -174,6 +174,7 @@ class OptimumResult:
     depth: int
     recomputations: int
     meaning: str
+    module_flops: float = 0.0
     # (node, stage) of each recomputation; stage -1: the node's own run is
     # dropped (every reader gets it recomputed).
     plan: list[tuple[str, int]] = field(default_factory=list)
@@ -516,6 +517,7 @@ def _solve(
         rows=lp.num_row_,
         depth=0,
         recomputations=sum(1 for _, stage in plan if stage >= 0),
+        module_flops=graph.module_flops,
         meaning=_meaning(status, solved, optimal, objective),
         plan=plan,
     )

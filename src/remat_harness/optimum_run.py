@@ -173,50 +173,86 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:+.2f}%"
 
 
-def _solve_text(solve: dict) -> str:
+def solve_text(solve: dict) -> str:
+    """An optimum as a table cell: exact, an upper bound (stopped), or why none."""
     if not solve["solved"]:
-        return "infeasible" if solve["status"] == "Infeasible" else solve["status"]
+        if solve["status"] == "Infeasible":
+            return "infeasible"
+        return f"no plan in {solve['seconds']:.0f} s"
     text = _percent(solve["extra_flops_fraction"])
-    if not solve["optimal"]:
-        text += f" (gap {solve['mip_gap']:.0%})" if solve["mip_gap"] is not None else " (stopped)"
-    return text
+    return text if solve["optimal"] else f"≤{text} (stopped, {solve['seconds']:.0f} s)"
+
+
+def gap_text(record: dict) -> str:
+    """The run's extra FLOPs less the optimum's at the same planner peak; a
+    stopped solve gives a range (its incumbent and its dual bound)."""
+    solve = record["optimum_at_reached"]
+    if record.get("gap_to_optimum") is None:
+        return "-"
+    if solve["optimal"]:
+        return _percent(record["gap_to_optimum"])
+    extra = record["extra_flops_fraction"]
+    low = _percent(record["gap_to_optimum"])
+    dual = solve.get("dual_bound")
+    flops = solve.get("module_flops") or 0
+    if dual is None or not flops:
+        return f"≥{low}"
+    return f"{low} .. {_percent(extra - dual / flops)}"
+
+
+def _ratio(record: dict) -> str:
+    return f"{record['allocation_after_bytes'] / record['allocation_before_bytes']:.3f}"
 
 
 def _line(record: dict) -> str:
     return (
-        f"{record['algorithm']} at {record['budget']}: "
-        f"{record['allocation_after_bytes'] / record['allocation_before_bytes']:.3f} of the "
-        f"allocation, {_percent(record['extra_flops_fraction'])} FLOPs; optimum at the budget "
-        f"{_solve_text(record['optimum_flops'])}, at the same planner peak "
-        f"{_solve_text(record['optimum_at_reached'])}"
+        f"{record['algorithm']} at {record['budget']}: {_ratio(record)} of the allocation, "
+        f"{_percent(record['extra_flops_fraction'])} FLOPs; optimum at the budget "
+        f"{solve_text(record['optimum_flops'])}, at the same planner peak "
+        f"{solve_text(record['optimum_at_reached'])}"
     )
+
+
+COLUMNS = (
+    "budget",
+    "algorithm",
+    "after/before",
+    "met",
+    "+FLOPs",
+    "optimum at budget",
+    "optimum at same peak",
+    "gap",
+)
+
+
+def _cells(r: dict) -> list[str]:
+    if "error" in r:
+        return [r["budget"], r["algorithm"], "error", "", "", "", "", r["error"][:80]]
+    return [
+        r["budget"],
+        r["algorithm"],
+        _ratio(r),
+        "yes" if r["budget_met"] else "no",
+        _percent(r["extra_flops_fraction"]),
+        solve_text(r["optimum_flops"]),
+        solve_text(r["optimum_at_reached"]),
+        gap_text(r),
+    ]
 
 
 def render_table(records: list[dict], title: str) -> Table:
     table = Table(title=title)
-    for column in (
-        "budget",
-        "algorithm",
-        "after/before",
-        "met",
-        "+FLOPs",
-        "optimum +FLOPs at budget",
-        "optimum +FLOPs at same peak",
-        "gap",
-    ):
+    for column in COLUMNS:
         table.add_column(column)
     for r in records:
-        if "error" in r:
-            table.add_row(r["budget"], r["algorithm"], "error", "", "", "", "", r["error"][:60])
-            continue
-        table.add_row(
-            r["budget"],
-            r["algorithm"],
-            f"{r['allocation_after_bytes'] / r['allocation_before_bytes']:.3f}",
-            "yes" if r["budget_met"] else "no",
-            _percent(r["extra_flops_fraction"]),
-            _solve_text(r["optimum_flops"]),
-            _solve_text(r["optimum_at_reached"]),
-            _percent(r["gap_to_optimum"]),
-        )
+        table.add_row(*_cells(r))
     return table
+
+
+def markdown_table(records: list[dict]) -> str:
+    """Rows of `records`, each labelled by its model and device when it has them."""
+    lines = ["| model | device | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 2) + "|"]
+    for r in records:
+        head = [str(r.get("model", r.get("module", "-"))), str(r.get("device", "-"))]
+        lines.append("| " + " | ".join(head + _cells(r)) + " |")
+    return "\n".join(lines) + "\n"
