@@ -107,6 +107,11 @@ def test_bad_budgets_are_refused(text):
         budget_bytes(text, 1000)
 
 
+def test_scheduler_and_algorithm_names_in_any_case_as_hlo_remat_takes_them():
+    sweep_plan = plan(algorithms=["PATH"], schedulers=["dfs", "Default"])
+    assert sweep_plan.algorithms == ["path"] and sweep_plan.schedulers == ["DFS", "default"]
+
+
 def test_bad_algorithm_names_the_choices():
     with pytest.raises(SweepError, match="standard, compress"):
         plan(algorithms=["greedy"])
@@ -222,7 +227,7 @@ def test_tables_show_the_floor_and_step_time(tmp_path):
     write_markdown(records, table, "t")
     text = table.read_text()
     assert "| peak/baseline | floor | peak/floor |" in text
-    assert "| 0.500 | 25.0 MB | 2.00 | yes | +3.00% | 1.10x |" in text
+    assert "| 0.500 | 23.8 MiB | 2.00 | yes | +3.00% | 1.10x |" in text
     (png,) = plot_peak_vs_step_time(records, tmp_path)
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert plot_peak_vs_step_time(records[2:], tmp_path) == []

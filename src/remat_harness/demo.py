@@ -17,8 +17,7 @@ from remat_harness.engine import allocated, baseline_peak, run_hlo_remat
 from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
-
-SCHEDULERS = ("default", "postorder", "DFS", "list")
+from remat_harness.sweep import SCHEDULERS
 
 
 @dataclass
@@ -110,7 +109,14 @@ def run_gpu_demo(
 
 
 def _mb(value: int) -> str:
-    return f"{value / 1e6:.1f} MB"
+    return f"{value / 2**20:.1f} MiB"  # as M means MiB in budgets
+
+
+def _shortened(text: str, limit: int) -> str:
+    """`text` cut at a word boundary to at most `limit` characters."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _moves(r: dict) -> str:
@@ -118,7 +124,7 @@ def _moves(r: dict) -> str:
     if r["algorithm"] == "xla":
         return f"+{r['instructions_added']} instr"
     if not (r["recomputed"] or r["compressed"] or r["undone"]) and r["note"]:
-        return r["note"][:40]
+        return _shortened(r["note"], 40)
     return f"{r['recomputed']} rc / {r['compressed']} cp / {r['undone']} undo"
 
 

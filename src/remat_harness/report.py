@@ -13,9 +13,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from remat_harness.engine import allocated  # noqa: E402
 from remat_harness.sweep import ALGORITHMS  # noqa: E402
 
+MIB = float(2**20)  # M in budgets is MiB: tables and plots say MiB too
+
 
 def _mb(value: float | None) -> str:
-    return "-" if value is None else f"{value / 1e6:.1f} MB"
+    return "-" if value is None else f"{value / MIB:.1f} MiB"
 
 
 def _algorithm_order(record: dict) -> int:
@@ -152,13 +154,13 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
     for (model, scheduler), rows in sorted(groups.items()):
         fig, ax = plt.subplots(figsize=(8, 5))
         flops_ax = ax.twinx()
-        baseline = allocated(rows[0], "before") / 1e6
-        budgets = sorted({r["budget_bytes"] / 1e6 for r in rows})
+        baseline = allocated(rows[0], "before") / MIB
+        budgets = sorted({r["budget_bytes"] / MIB for r in rows})
         ax.plot(budgets, budgets, color="grey", linestyle=":", label="budget")
         ax.axhline(baseline, color="black", linestyle="--", linewidth=1, label="baseline")
         for algorithm in ALGORITHMS:
             points = sorted(
-                (r["budget_bytes"] / 1e6, allocated(r, "after") / 1e6, r["extra_flops_pct"])
+                (r["budget_bytes"] / MIB, allocated(r, "after") / MIB, r["extra_flops_pct"])
                 for r in rows
                 if r["algorithm"] == algorithm
             )
@@ -167,8 +169,8 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
             xs, peaks, flops = zip(*points, strict=True)
             (line,) = ax.plot(xs, peaks, marker="o", label=algorithm)
             flops_ax.plot(xs, flops, color=line.get_color(), linestyle="--", marker="x", alpha=0.6)
-        ax.set_xlabel("budget (MB)")
-        ax.set_ylabel("peak after (MB, HeapSimulator; solid)")
+        ax.set_xlabel("budget (MiB)")
+        ax.set_ylabel("peak after (MiB, the platform's figure; solid)")
         flops_ax.set_ylabel("extra FLOPs % (dashed)")
         ax.set_title(f"{model}, scheduler {scheduler}")
         ax.legend(loc="upper left", fontsize=8)
@@ -197,12 +199,12 @@ def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -
     for model, rows in sorted(by_model.items()):
         rows.sort(key=_algorithm_order)
         labels = ["before"] + [r["algorithm"] for r in rows]
-        values = [allocated(rows[0], "before") / 1e6] + [allocated(r, "after") / 1e6 for r in rows]
+        values = [allocated(rows[0], "before") / MIB] + [allocated(r, "after") / MIB for r in rows]
         fig, ax = plt.subplots(figsize=(7, 4))
         bars = ax.bar(labels, values, color=["grey"] + ["tab:blue"] * len(rows))
         ax.bar_label(bars, fmt="%.1f")
-        ax.axhline(rows[0]["budget_bytes"] / 1e6, color="red", linestyle=":", label="budget")
-        ax.set_ylabel("peak (MB, HeapSimulator)")
+        ax.axhline(rows[0]["budget_bytes"] / MIB, color="red", linestyle=":", label="budget")
+        ax.set_ylabel("peak (MiB, the platform's figure)")
         ax.set_title(f"{model}: memory before and after (budget {budget})")
         ax.legend()
         fig.tight_layout()

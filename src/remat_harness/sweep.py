@@ -61,6 +61,14 @@ def engine_build() -> str:
     return words[1]
 
 
+def canonical_name(value: str, valid: tuple[str, ...], what: str) -> str:
+    """`value` as `valid` spells it, whatever its case; SweepError if none."""
+    for name in valid:
+        if value.lower() == name.lower():
+            return name
+    raise SweepError(f"{what} {value!r} is not valid; choose from {', '.join(valid)}")
+
+
 @dataclass(frozen=True)
 class Cell:
     model: ModelSpec
@@ -115,6 +123,10 @@ class SweepPlan:
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
+        # Names in any case, as hlo-remat takes them ("dfs"), kept as the
+        # engine spells them.
+        self.algorithms = [canonical_name(a, ALGORITHMS, "algorithm") for a in self.algorithms]
+        self.schedulers = [canonical_name(s, SCHEDULERS, "scheduler") for s in self.schedulers]
         for name, given, valid in (
             ("algorithm", self.algorithms, ALGORITHMS),
             ("scheduler", self.schedulers, SCHEDULERS),
