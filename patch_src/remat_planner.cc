@@ -12,11 +12,13 @@
 #include <chrono>  // NOLINT(build/c++11): the judge's time, for the report
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -239,6 +241,33 @@ absl::Status Planner::RevertAll() {
   return absl::OkStatus();
 }
 
+// Among plans the tracker cannot tell apart (none lowers its peak: what
+// they gain, only the simulator sees, through operand buffer reuse), the one
+// the platform's figure puts lowest, at the same figure the cheapest. Without
+// this a plan aimed lower wins the tie and keeps moves that lower nothing
+// (MobileNetV2 CPU step at 33%: +7.4% FLOPs for the allocation the plan
+// aimed at 50% reaches with +0.02%). Leaves the chosen plan in hand.
+absl::StatusOr<PlanOutcome> LowestBySimulator(
+    const std::vector<PlanOutcome>& tried,
+    absl::FunctionRef<absl::StatusOr<PlanOutcome>(int64_t)> replan,
+    absl::FunctionRef<absl::StatusOr<PlanVerdict>()> judge) {
+  PlanOutcome best = tried.front();
+  int64_t best_simulated = std::numeric_limits<int64_t>::max();
+  for (const PlanOutcome& outcome : tried) {
+    TF_ASSIGN_OR_RETURN(const PlanOutcome again, replan(outcome.target));
+    TF_ASSIGN_OR_RETURN(const PlanVerdict verdict, judge());
+    if (verdict.simulated_peak < best_simulated ||
+        (verdict.simulated_peak == best_simulated && again.cost < best.cost)) {
+      best = again;
+      best_simulated = verdict.simulated_peak;
+    }
+  }
+  if (best.target != tried.back().target) {
+    TF_ASSIGN_OR_RETURN(best, replan(best.target));
+  }
+  return best;
+}
+
 }  // namespace
 
 void PlannerResult::AddMovesOf(PlannerResult other) {
@@ -284,7 +313,29 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
     TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(aim));
     return PlanOutcome{aim, peak, planner.kept_cost()};
   };
+  // Judges the plan in hand by the platform's figure (keep_plan).
+  auto judge = [&]() -> absl::StatusOr<PlanVerdict> {
+    const auto judging = std::chrono::steady_clock::now();
+    // What was taken back need not be copied. (Removed instructions stay
+    // allocated until the computation's Cleanup: a plan made after this
+    // cannot reuse their addresses.)
+    TF_RETURN_IF_ERROR(planner.DropTakenBack());
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
+                        planner.PlannedCopy());
+    TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config.keep_plan(*planned));
+    planner.add_judge_seconds(std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() - judging)
+                                  .count());
+    return verdict;
+  };
+  auto replan = [&](int64_t aim) -> absl::StatusOr<PlanOutcome> {
+    TF_RETURN_IF_ERROR(planner.RevertAll());
+    last_target = aim;
+    TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(aim));
+    return PlanOutcome{aim, peak, planner.kept_cost()};
+  };
   TF_ASSIGN_OR_RETURN(PlanOutcome best, plan(target));
+  std::vector<PlanOutcome> tried = {best};
   if (target > 0 && best.peak > target && planner.initial_peak() > target) {
     // Missed: a greedy plan aimed too low can end above one aimed higher
     // (its clones keep operands alive everywhere). Try a few targets between
@@ -299,7 +350,12 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
       // aimed at or above the best peak so far cannot end below it.
       if (aim >= best.peak) continue;
       TF_ASSIGN_OR_RETURN(PlanOutcome outcome, plan(aim));
+      tried.push_back(outcome);
       if (outcome.peak < best.peak) best = outcome;
+    }
+    if (config.keep_plan != nullptr && best.peak >= planner.initial_peak() &&
+        tried.size() > 1) {
+      TF_ASSIGN_OR_RETURN(best, LowestBySimulator(tried, replan, judge));
     }
     // Still missed: aim at the lowest peak reached, so that the moves that
     // went past it for nothing are not made. (Only when the tracker saw a
@@ -316,20 +372,6 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   if (config.keep_plan == nullptr || !planner.has_moves()) {
     return planner.Materialize();
   }
-  auto judge = [&]() -> absl::StatusOr<PlanVerdict> {
-    const auto judging = std::chrono::steady_clock::now();
-    // What was taken back need not be copied. (Removed instructions stay
-    // allocated until the computation's Cleanup: a plan made after this
-    // cannot reuse their addresses.)
-    TF_RETURN_IF_ERROR(planner.DropTakenBack());
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
-                        planner.PlannedCopy());
-    TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config.keep_plan(*planned));
-    planner.add_judge_seconds(std::chrono::duration<double>(
-                                  std::chrono::steady_clock::now() - judging)
-                                  .count());
-    return verdict;
-  };
   // Every move kept must be needed: take back those the planned peak (or the
   // budget) holds without. The tracker and the simulator can disagree on a
   // move (operand buffer reuse), so the simulator judges the plan without
