@@ -207,3 +207,18 @@ def test_disable_cuda_removes_multi_output_fusions(resnet20, resnet20_baseline, 
         "heap_sim_without": r["heap_sim_before_bytes"],
     }
     print(json.dumps(record))
+
+
+def test_a_relative_budget_is_judged_in_bytes_on_gpu(resnet20, tmp_path):
+    """0.1x is far below what any algorithm reaches: budget_met must say so
+    (the GPU path once compared with the unresolved 0 and said met)."""
+    rc, report, err = gpu_run(
+        resnet20,
+        tmp_path,
+        "--xla_rematerialization_algorithm=standard",
+        "--xla_rematerialization_mem_limit=0.1x",
+    )
+    assert rc == 0, err
+    assert report["budget_bytes"] > 0
+    assert report["budget_met"] == (report["allocation_after_bytes"] <= report["budget_bytes"])
+    assert not report["budget_met"]

@@ -164,9 +164,10 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   // stays in the report as the second one.
   report.allocation_before_bytes = before.total_bytes;
   report.allocation_after_bytes = after.total_bytes;
-  report.budget_met =
-      options.memory_limit_bytes == 0 ||
-      report.allocation_after_bytes <= options.memory_limit_bytes;
+  // The report's budget: a relative one (0.5x) became bytes inside the pass,
+  // while options.memory_limit_bytes here is still 0.
+  report.budget_met = report.budget_bytes == 0 ||
+                      report.allocation_after_bytes <= report.budget_bytes;
   const TupleProducers counts_before = CountTupleProducers(*baseline);
   const TupleProducers counts_after = CountTupleProducers(*optimized);
   report.instructions_before = counts_before.instructions;
