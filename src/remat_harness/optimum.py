@@ -581,15 +581,14 @@ def _solve_deep(
     time), its plan the starting incumbent of the model with `depth`."""
     started = time.monotonic()
     start = None
+    model = _Model(graph, depth)
     if depth > 1:
         shallow = _Model(graph, 1)
         first, values = _solve(
             shallow, objective, budget_bytes, max_extra_flops, time_limit_s / 2, mip_rel_gap
         )
         if first.solved:
-            model = _Model(graph, depth)
             start = model.start_from(shallow, values)
-    model = _Model(graph, depth)
     remaining = max(1.0, time_limit_s - (time.monotonic() - started))
     result, _ = _solve(
         model, objective, budget_bytes, max_extra_flops, remaining, mip_rel_gap, start

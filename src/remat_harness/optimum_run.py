@@ -81,10 +81,6 @@ def _platform_flags(plan: OptimumPlan) -> list[str]:
     return gpu_flags(plan.gpu_target or "h100_sxm") if plan.platform == "gpu" else []
 
 
-def _solve_record(result: OptimumResult) -> dict:
-    return result.as_dict()
-
-
 def planner_budget(report: dict) -> int:
     """The run's budget in the planner's figure: the same share of the
     planner's count before the pass as the budget is of the allocation
@@ -157,8 +153,8 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
                     "planner_peak_before_bytes": graph.peak_bytes,
                     "planner_peak_after_bytes": reached,
                     "extra_flops_fraction": extra,
-                    "optimum_flops": _solve_record(optimum_at_budget),
-                    "optimum_at_reached": _solve_record(at_reached),
+                    "optimum_flops": optimum_at_budget.as_dict(),
+                    "optimum_at_reached": at_reached.as_dict(),
                     "gap_to_optimum": gap,
                 }
             )
