@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -100,6 +101,17 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     return 1 if failed else 0
 
 
+def _every_twentieth(what: str, console: Console) -> Callable[[int, int], None]:
+    """A progress line at each twentieth of a long campaign (plain lines, so a
+    log file shows them too)."""
+
+    def show(done: int, total: int) -> None:
+        if total >= 20 and done % max(1, total // 20) == 0 and done != total:
+            console.print(f"{what}: {done}/{total}")
+
+    return show
+
+
 def _fuzz(args: argparse.Namespace, console: Console) -> int:
     from remat_harness.fuzz import fuzz_mutants, fuzz_steps, seed_modules
 
@@ -111,12 +123,27 @@ def _fuzz(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{args.mutants} mutants of {len(seeds)} modules, seed {args.seed}")
         summaries.append(
             fuzz_mutants(
-                seeds, args.mutants, args.seed, out, timeout_s=args.timeout, jobs=args.jobs
+                seeds,
+                args.mutants,
+                args.seed,
+                out,
+                timeout_s=args.timeout,
+                jobs=args.jobs,
+                progress=_every_twentieth("mutants", console),
             )
         )
     if args.steps:
         console.print(f"{args.steps} random training steps, seed {args.seed}")
-        summaries.append(fuzz_steps(args.steps, args.seed, out, timeout_s=args.timeout * 10))
+        summaries.append(
+            fuzz_steps(
+                args.steps,
+                args.seed,
+                out,
+                timeout_s=args.timeout * 10,
+                jobs=args.jobs,
+                progress=_every_twentieth("steps", console),
+            )
+        )
     summary = {"seed": args.seed, "campaigns": [s.to_json() for s in summaries]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     findings = sum(len(s.findings) for s in summaries)

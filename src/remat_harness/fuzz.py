@@ -374,6 +374,66 @@ def judge_step_run(run: Run, report: dict | None, output: Path) -> tuple[str, st
     return None
 
 
+def _one_step(
+    index: int,
+    seed: int,
+    out_dir: Path,
+    budgets: tuple[float, ...],
+    algorithms: tuple[str, ...],
+    timeout_s: float,
+) -> tuple[Path | None, list[Run], list[Finding]]:
+    """One random step through every algorithm at every budget: (its module,
+    the runs judged, the findings)."""
+    from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
+
+    name = f"random{seed * 1000 + index}"
+    spec = ModelSpec.parse(name, batch_size=8)
+    try:
+        step = produce_hlo(spec) / "step.hlo"
+    except (DumpError, subprocess.TimeoutExpired) as e:
+        return None, [], [Finding("model", name, [], str(e)[-500:])]
+    work = out_dir / "work" / name
+    work.mkdir(parents=True, exist_ok=True)
+    base = run_engine(
+        [
+            str(step),
+            "--report",
+            str(work / "base.json"),
+            f"--xla_rematerialization_mem_limit={NO_BUDGET}",
+        ],
+        timeout_s,
+    )
+    if base.returncode != 0:
+        return step, [], [Finding("baseline", name, base.command, base.stderr[-300:])]
+    peak = json.loads((work / "base.json").read_text())["allocation_before_bytes"]
+    runs: list[Run] = []
+    findings: list[Finding] = []
+    for algorithm in algorithms:
+        for fraction in budgets:
+            case = f"{name}-{algorithm}-{fraction}"
+            output, report_path = work / f"{case}.hlo", work / f"{case}.json"
+            report_path.unlink(missing_ok=True)
+            run = run_engine(
+                [
+                    str(step), "-o", str(output), "--report", str(report_path),
+                    "--check-numerics",
+                    f"--xla_rematerialization_algorithm={algorithm}",
+                    f"--xla_rematerialization_mem_limit={int(peak * fraction)}",
+                ],
+                timeout_s,
+            )  # fmt: skip
+            runs.append(run)
+            report = json.loads(report_path.read_text()) if report_path.exists() else None
+            bad = judge_step_run(run, report, output)
+            if bad is None and (invalid := output_is_valid(output, timeout_s)):
+                bad = ("invalid output", invalid)
+            if bad:
+                findings.append(Finding(bad[0], case, run.command, bad[1]))
+            else:
+                output.unlink(missing_ok=True)
+    return step, runs, findings
+
+
 def fuzz_steps(
     count: int,
     seed: int,
@@ -381,62 +441,26 @@ def fuzz_steps(
     budgets: tuple[float, ...] = (0.7, 0.5, 0.3),
     algorithms: tuple[str, ...] = ALGORITHMS,
     timeout_s: float = 600,
-    progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> FuzzSummary:
-    """Random training steps from `seed`, every algorithm at every budget."""
-    from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
-
+    """Random training steps from `seed`, every algorithm at every budget;
+    `jobs` steps at once (each is a TensorFlow trace, then engine runs)."""
     summary = FuzzSummary("steps", seed)
     start = time.monotonic()
-    for index in range(count):
-        name = f"random{seed * 1000 + index}"
-        spec = ModelSpec.parse(name, batch_size=8)
-        try:
-            step = produce_hlo(spec) / "step.hlo"
-        except (DumpError, subprocess.TimeoutExpired) as e:
-            summary.findings.append(Finding("model", name, [], str(e)[-500:]))
-            continue
-        work = out_dir / "work" / name
-        work.mkdir(parents=True, exist_ok=True)
-        base = run_engine(
-            [
-                str(step),
-                "--report",
-                str(work / "base.json"),
-                f"--xla_rematerialization_mem_limit={NO_BUDGET}",
-            ],
-            timeout_s,
-        )
-        if base.returncode != 0:
-            summary.findings.append(Finding("baseline", name, base.command, base.stderr[-300:]))
-            continue
-        peak = json.loads((work / "base.json").read_text())["allocation_before_bytes"]
-        for algorithm in algorithms:
-            for fraction in budgets:
-                case = f"{name}-{algorithm}-{fraction}"
-                output, report_path = work / f"{case}.hlo", work / f"{case}.json"
-                report_path.unlink(missing_ok=True)
-                run = run_engine(
-                    [
-                        str(step), "-o", str(output), "--report", str(report_path),
-                        "--check-numerics",
-                        f"--xla_rematerialization_algorithm={algorithm}",
-                        f"--xla_rematerialization_mem_limit={int(peak * fraction)}",
-                    ],
-                    timeout_s,
-                )  # fmt: skip
-                _record(summary, run, step)
-                report = json.loads(report_path.read_text()) if report_path.exists() else None
-                bad = judge_step_run(run, report, output)
-                if bad is None and (invalid := output_is_valid(output, timeout_s)):
-                    bad = ("invalid output", invalid)
-                if bad:
-                    finding = Finding(bad[0], case, run.command, bad[1])
-                    summary.findings.append(finding)
-                    _save(finding, out_dir, None)
-                else:
-                    output.unlink(missing_ok=True)
-                if progress:
-                    progress(case)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [
+            pool.submit(_one_step, i, seed, out_dir, budgets, algorithms, timeout_s)
+            for i in range(count)
+        ]
+        for done, future in enumerate(futures, 1):
+            step, runs, findings = future.result()
+            for run in runs:
+                _record(summary, run, step or Path(run.command[1]))
+            for finding in findings:
+                summary.findings.append(finding)
+                _save(finding, out_dir, None)
+            if progress:
+                progress(done, count)
     summary.seconds = time.monotonic() - start
     return summary
