@@ -24,7 +24,21 @@ from models.cifar_data import DataError, load_cifar10, synthetic_batch  # noqa: 
 
 
 class _Parser(argparse.ArgumentParser):
-    """A bad argument is one line and exit 2 (the usage block is --help's)."""
+    """A bad argument is one line and exit 2 (the usage block is --help's).
+    Options keep the official models' underscore names (`--resnet_size`);
+    the harness's kebab-case spelling (`--resnet-size`) is accepted too."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        argv = sys.argv[1:] if args is None else list(args)
+        spelled = []
+        for token in argv:
+            if token.startswith("--") and len(token) > 2:
+                name, sep, value = token.partition("=")
+                token = "--" + name[2:].replace("-", "_") + sep + value
+            spelled.append(token)
+        return super().parse_known_args(spelled, namespace)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
@@ -55,23 +69,30 @@ def _at_least(low: int) -> Callable[[str], int]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = _Parser(description=__doc__)
+    p = _Parser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument(
         "--model",
         default="resnet",
         help="resnet (with --resnet_size/--resnet_version), or one of models/zoo.py: "
         "mobilenet, transformer, lstm, wide_mlp (synthetic data)",
     )
-    p.add_argument("--resnet_size", type=_resnet_depth, default=20)
-    p.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
-    p.add_argument("--batch_size", type=_at_least(1), default=64)
-    p.add_argument("--train_steps", type=_at_least(1), default=5)
-    p.add_argument("--warmup_steps", type=_at_least(0), default=2)
-    p.add_argument("--data_dir", default=None)
-    p.add_argument("--use_synthetic_data", action="store_true")
+    p.add_argument("--resnet_size", type=_resnet_depth, default=20, help="ResNet depth, 6n+2")
+    p.add_argument("--resnet_version", type=int, default=1, choices=(1, 2), help="ResNet v1 or v2")
+    p.add_argument("--batch_size", type=_at_least(1), default=64, help="examples per step")
+    p.add_argument("--train_steps", type=_at_least(1), default=5, help="timed training steps")
+    p.add_argument(
+        "--warmup_steps",
+        type=_at_least(0),
+        default=2,
+        help="untimed steps first (compiles, autotunes)",
+    )
+    p.add_argument("--data_dir", default=None, help="CIFAR-10 binary batches; none: synthetic data")
+    p.add_argument(
+        "--use_synthetic_data", action="store_true", help="random images even with --data_dir"
+    )
     p.add_argument("--enable_xla", action="store_true", help="compile the whole step")
     p.add_argument("--model_dir", default=None, help="where to save the weights")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed for weights and data")
     return p.parse_args(argv)
 
 

@@ -194,6 +194,7 @@ def test_harness_refuses_a_bad_gpu_target_at_once(args, tmp_path):
         (("--resnet_size", "21"), "6n+2"),
         (("--batch_size", "0"), "below 1"),
         (("--resnet_size", "abc"), "whole number"),
+        (("--resnet-size", "21"), "6n+2"),  # the harness's spelling works too
     ],
 )
 def test_model_script_refuses_bad_arguments_in_one_line(args, says):

@@ -29,6 +29,7 @@ from remat_harness.report import (
 )
 from remat_harness.sweep import (
     ALGORITHMS,
+    SCHEDULERS,
     SweepError,
     SweepPlan,
     load_results,
@@ -48,10 +49,16 @@ def _spec(args: argparse.Namespace) -> ModelSpec:
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--resnet_size", type=int, default=20)
-    p.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
-    p.add_argument("--batch_size", type=int, default=64)
-    p.add_argument("--mode", default="jit", choices=MODES)
+    p.add_argument("--resnet-size", type=int, default=20, help="ResNet depth, 6n+2")
+    p.add_argument("--resnet-version", type=int, default=1, choices=(1, 2), help="ResNet v1 or v2")
+    p.add_argument("--batch-size", type=int, default=64, help="examples per training step")
+    p.add_argument(
+        "--mode",
+        default="jit",
+        choices=MODES,
+        help="jit: the whole step compiled (jit_compile=True); autojit: TensorFlow's "
+        "auto-clustering",
+    )
 
 
 def _split(text: str) -> list[str]:
@@ -212,8 +219,50 @@ def _report(results: Path, out: Path, title: str, console: Console) -> int:
     return 0
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it says it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            "(default" in text
+            or not action.option_strings
+            or action.default is argparse.SUPPRESS
+            or isinstance(action, argparse._HelpAction)
+        ):
+            return text
+        if action.nargs == 0:  # a switch
+            return f"{text} (default: off)"
+        if action.default in ("", None, []):
+            return f"{text} (default: none)"
+        return f"{text} (default: %(default)s)"
+
+
+def normalize_option_spelling(argv: list[str]) -> list[str]:
+    """`--batch_size=8` is `--batch-size=8`: options are kebab-case, and the
+    underscore spelling of the TensorFlow model scripts is accepted too."""
+    out = []
+    for token in argv:
+        if token.startswith("--") and len(token) > 2:
+            name, sep, value = token.partition("=")
+            token = name.replace("_", "-") + sep + value
+        out.append(token)
+    return out
+
+
 class _Parser(argparse.ArgumentParser):
-    """Bad arguments end in one line (and exit 2), not the usage block."""
+    """Bad arguments end in one line (and exit 2), not the usage block; every
+    option shows its default; underscores in option names are accepted."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        argv = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(normalize_option_spelling(argv), namespace)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
@@ -247,7 +296,8 @@ class _VersionAction(argparse.Action):
         parser.exit(0, f"remat-harness {_version()}\n")
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `remat-harness` command line: every subcommand and option."""
     parser = _Parser(prog="remat-harness", description=__doc__)
     parser.add_argument(
         "--version", action=_VersionAction, help="print the versions of this tool and the engine"
@@ -259,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         "--model",
         default="",
         help="a zoo model (mobilenetv2, densenet121, transformer, ...) or a ResNet "
-        "name (resnet56) instead of --resnet_size",
+        "name (resnet56) instead of --resnet-size",
     )
     produce.add_argument("--force", action="store_true", help="ignore the cache")
     produce.add_argument(
@@ -274,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         "--budget-fraction",
         type=float,
         default=0.5,
-        help="budget as a share of the step's peak (default: 0.5)",
+        help="budget as a share of the step's peak",
     )
     demo.add_argument(
         "--out",
@@ -282,7 +332,11 @@ def main(argv: list[str] | None = None) -> int:
         default=REPORTS_DIR / "demo",
         help="folder for the JSON reports (default: reports/demo under the working folder)",
     )
-    demo.add_argument("--no-numerics", action="store_true")
+    demo.add_argument(
+        "--no-numerics",
+        action="store_true",
+        help="skip running each module before and after on XLA:CPU to compare outputs",
+    )
     demo.add_argument(
         "--gpu-target",
         default="h100_sxm",
@@ -304,19 +358,38 @@ def main(argv: list[str] | None = None) -> int:
         "without one, budgets as fractions of its predicted peak",
     )
     sweep.add_argument("--modes", default="jit,autojit", help=f"from {', '.join(MODES)}")
-    sweep.add_argument("--resnet_version", type=int, default=1, choices=(1, 2))
-    sweep.add_argument("--batch_size", type=int, default=64)
-    sweep.add_argument("--algorithms", default=",".join(ALGORITHMS))
-    sweep.add_argument("--schedulers", default="default")
+    sweep.add_argument(
+        "--resnet-version", type=int, default=1, choices=(1, 2), help="ResNet v1 or v2"
+    )
+    sweep.add_argument("--batch-size", type=int, default=64, help="examples per training step")
+    sweep.add_argument(
+        "--algorithms", default=",".join(ALGORITHMS), help="comma-separated, any case"
+    )
+    sweep.add_argument(
+        "--schedulers",
+        default="default",
+        help=f"comma-separated, from {', '.join(SCHEDULERS)}",
+    )
     sweep.add_argument(
         "--budgets",
         default="0.8,0.6,0.5,0.4,0.3",
         help="fractions of the baseline peak or bytes (512M)",
     )
     sweep.add_argument("--size-function", default="plain", help="plain, tiled or tiled:RxC")
-    sweep.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
-    sweep.add_argument("--no-numerics", action="store_true")
-    sweep.add_argument("--retry-failed", action="store_true")
+    sweep.add_argument(
+        "--results",
+        type=Path,
+        default=REPORTS_DIR / "sweep" / "results.jsonl",
+        help="the resumable results file (one JSON line per cell)",
+    )
+    sweep.add_argument(
+        "--no-numerics",
+        action="store_true",
+        help="skip comparing each cell's outputs before and after on XLA:CPU",
+    )
+    sweep.add_argument(
+        "--retry-failed", action="store_true", help="run the cells that failed before again"
+    )
     sweep.add_argument(
         "--new-build",
         action="store_true",
@@ -368,9 +441,14 @@ def main(argv: list[str] | None = None) -> int:
         "per solve, and add the gap to optimum to the table (default: 0, off)",
     )
     report = sub.add_parser("report", help="Markdown table and PNG plots from a results file")
-    report.add_argument("--results", type=Path, default=REPORTS_DIR / "sweep" / "results.jsonl")
+    report.add_argument(
+        "--results",
+        type=Path,
+        default=REPORTS_DIR / "sweep" / "results.jsonl",
+        help="a sweep's results file",
+    )
     report.add_argument("--out", type=Path, default=None, help="folder (default: beside results)")
-    report.add_argument("--title", default="Rematerialization sweep")
+    report.add_argument("--title", default="Rematerialization sweep", help="the table's heading")
     fuzz = sub.add_parser(
         "fuzz",
         help="fuzz hlo-remat with mutated modules and random training steps",
@@ -448,6 +526,11 @@ def main(argv: list[str] | None = None) -> int:
         default=REPORTS_DIR / "optimum",
         help="folder (default: reports/optimum under the working folder)",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(width=max(Console().width, 140))  # the demo table needs 140
     try:

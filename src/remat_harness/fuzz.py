@@ -32,6 +32,7 @@ from pathlib import Path
 
 from remat_harness.engine import NO_BUDGET
 from remat_harness.paths import CACHE_DIR, hlo_remat_binary
+from remat_harness.sweep import ALGORITHMS
 
 BUNDLED_SEEDS = Path(__file__).parent / "fuzz_seeds"
 
@@ -41,7 +42,6 @@ MAX_MESSAGE_LINES = 2
 # A rejection's lines stay about this short (the input's path comes on top).
 MAX_MESSAGE_CHARS = 320
 
-ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
 
 _OPCODES = (
     "add", "multiply", "subtract", "tuple", "get-tuple-element", "broadcast", "reshape",

@@ -1,0 +1,50 @@
+"""`remat-harness`'s command line: help that teaches, one spelling."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from remat_harness.cli import _HelpFormatter, build_parser, normalize_option_spelling
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+@pytest.mark.parametrize("name", sorted(_subcommands()))
+def test_every_option_says_what_it_does_and_its_default(name):
+    formatter = _HelpFormatter(prog=name)
+    for action in _subcommands()[name]._actions:
+        if isinstance(action, argparse._HelpAction) or not action.option_strings:
+            continue
+        flag = action.option_strings[0]
+        assert action.help, f"{name} {flag} has no help"
+        shown = formatter._get_help_string(action) or ""
+        assert "default" in shown or action.required, f"{name} {flag}: {shown!r}"
+        assert "_" not in flag, f"{name} {flag} is not kebab-case"
+
+
+def test_underscores_and_dashes_name_the_same_option():
+    parser = build_parser()
+    dashed = parser.parse_args(["sweep", "--batch-size", "8", "--resnet-version=2"])
+    underscored = parser.parse_args(["sweep", "--batch_size", "8", "--resnet_version=2"])
+    assert (dashed.batch_size, dashed.resnet_version) == (8, 2)
+    assert vars(dashed) == vars(underscored)
+
+
+def test_values_keep_their_underscores():
+    assert normalize_option_spelling(["--models=wide_mlp", "wide_mlp", "--out", "a_b"]) == [
+        "--models=wide_mlp",
+        "wide_mlp",
+        "--out",
+        "a_b",
+    ]
+
+
+def test_help_shows_the_default_of_a_switch_as_off():
+    text = _subcommands()["sweep"].format_help()
+    assert "(default: off)" in text and "(default: 20,56)" in text
