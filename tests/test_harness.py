@@ -158,6 +158,19 @@ def test_a_resumed_sweep_refuses_another_build(tmp_path, monkeypatch):
     assert (tmp_path / "results.aaa.jsonl").read_text() == lines
 
 
+def test_a_log_file_gets_one_line_per_step_counted_as_announced(tmp_path, monkeypatch):
+    """Without a terminal the bar would leave only its last frame; the count
+    announced is the count shown (cells plus the model dumps before them)."""
+    monkeypatch.setattr(sweep_module, "model_record", _fake_model)
+    log = io.StringIO()
+    run_sweep(plan(), tmp_path / "results.jsonl", Console(file=log), _fake_cell, build="aaa")
+    text = log.getvalue()
+    assert "running 4 after 1 model dump(s): 5 steps" in text, text
+    steps = re.findall(r"^\[(\d)/5\] (\S+) ok$", text, re.M)
+    assert [int(n) for n, _ in steps] == [1, 2, 3, 4, 5], text
+    assert steps[0][1].startswith("model|")
+
+
 def test_records_without_a_build_are_another_build(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep_module, "model_record", _fake_model)
     results = tmp_path / "results.jsonl"

@@ -480,9 +480,11 @@ def run_sweep(
     todo = [c for c in plan.cells if not finished(c.key)]
     models = list(dict.fromkeys(c.model for c in plan.cells))
     todo_models = [m for m in models if not finished(model_key(m, plan.device))]
+    steps = len(todo) + len(todo_models)
+    dumps = f" after {len(todo_models)} model dump(s)" if todo_models else ""
     console.print(
         f"{len(plan.cells)} cells, {len(plan.cells) - len(todo)} already in {results}; "
-        f"running {len(todo)}"
+        f"running {len(todo)}{dumps}: {steps} steps"
     )
     columns = (
         TextColumn("{task.description}"),
@@ -491,17 +493,29 @@ def run_sweep(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task("sweep", total=len(todo) + len(todo_models))
+        task = progress.add_task("sweep", total=steps)
+        counted = 0
+
+        def finished_step(key: str, count: int = 1) -> None:
+            # A log file (no terminal) gets one plain line per step; the bar
+            # alone would leave it only the last frame.
+            nonlocal counted
+            counted += count
+            progress.advance(task, count)
+            if not console.is_terminal:
+                status = done.get(key, {}).get("status", "")
+                console.print(f"[{counted}/{steps}] {key} {status}".rstrip())
+
         for spec in todo_models:
             progress.update(task, description=f"model {spec.key}")
             identity = {"key": model_key(spec, plan.device), "kind": "model", "model": spec.key}
             _run_one(identity, lambda s=spec: model_record(s, cache), results, done, build)
-            progress.advance(task)
+            finished_step(identity["key"])
         if cluster is not None and cluster.enabled and todo:
             where = cluster.address or f"{cluster.workers} local workers"
             progress.update(task, description=f"{len(todo)} cells on {where}")
             _run_on_cluster(todo, cache, plan, cell_runner, cluster, results, done, build)
-            progress.advance(task, len(todo))
+            finished_step(f"{len(todo)} cells on {where}", len(todo))
             todo = []
         for cell in todo:
             progress.update(task, description=cell.key)
@@ -509,7 +523,7 @@ def run_sweep(
             _run_one(
                 cell.fields(), lambda c=cell, r=runner: r(c, cache, plan), results, done, build
             )
-            progress.advance(task)
+            finished_step(cell.key)
     return [
         done[k]
         for k in [model_key(m, plan.device) for m in models] + [c.key for c in plan.cells]
