@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; no display on these machines
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from remat_harness.engine import allocated  # noqa: E402
 from remat_harness.sweep import ALGORITHMS  # noqa: E402
@@ -143,9 +144,18 @@ def write_markdown(records: list[dict], path: Path, title: str) -> None:
     path.write_text(text)
 
 
+def _save_beside_legend(fig: plt.Figure, path: Path) -> Path:
+    """Saved with the legend outside the axes kept in the picture."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
 def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
-    """One PNG per model and scheduler: peak after vs budget, a line per
-    algorithm, extra FLOPs on the right axis."""
+    """One PNG per model and scheduler: peak after vs budget, a solid line
+    per algorithm, its extra FLOPs dashed on the right axis; the legend sits
+    outside the data and names both kinds of line."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in records:
         if r.get("kind") == "offline" and r.get("status") == "ok":
@@ -156,8 +166,8 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
         flops_ax = ax.twinx()
         baseline = allocated(rows[0], "before") / MIB
         budgets = sorted({r["budget_bytes"] / MIB for r in rows})
-        ax.plot(budgets, budgets, color="grey", linestyle=":", label="budget")
-        ax.axhline(baseline, color="black", linestyle="--", linewidth=1, label="baseline")
+        ax.plot(budgets, budgets, color="grey", linestyle=":", label="budget (met on or below)")
+        ax.axhline(baseline, color="black", linestyle="--", linewidth=1, label="peak before")
         for algorithm in ALGORITHMS:
             points = sorted(
                 (r["budget_bytes"] / MIB, allocated(r, "after") / MIB, r["extra_flops_pct"])
@@ -167,51 +177,83 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
             if not points:
                 continue
             xs, peaks, flops = zip(*points, strict=True)
-            (line,) = ax.plot(xs, peaks, marker="o", label=algorithm)
-            flops_ax.plot(xs, flops, color=line.get_color(), linestyle="--", marker="x", alpha=0.6)
+            (line,) = ax.plot(xs, peaks, marker="o", label=f"{algorithm}: peak after")
+            flops_ax.plot(
+                xs,
+                flops,
+                color=line.get_color(),
+                linestyle="--",
+                marker="x",
+                alpha=0.6,
+                label=f"{algorithm}: extra FLOPs %",
+            )
         ax.set_xlabel("budget (MiB)")
-        ax.set_ylabel("peak after (MiB, the platform's figure; solid)")
+        ax.set_ylabel("peak after (MiB, the platform's figure)")
         flops_ax.set_ylabel("extra FLOPs % (dashed)")
         ax.set_title(f"{model}, scheduler {scheduler}")
-        ax.legend(loc="upper left", fontsize=8)
-        fig.tight_layout()
+        handles, labels = ax.get_legend_handles_labels()
+        more_handles, more_labels = flops_ax.get_legend_handles_labels()
+        ax.legend(
+            handles + more_handles,
+            labels + more_labels,
+            loc="upper left",
+            bbox_to_anchor=(1.12, 1.0),
+            fontsize=8,
+        )
         path = out_dir / f"peak_vs_budget.{_file_part(model)}.{scheduler}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save_beside_legend(fig, path))
     return written
 
 
-def plot_before_after(records: list[dict], out_dir: Path, budget: str = "0.5") -> list[Path]:
-    """The original project's chart: memory before and after, per model, at
-    one budget, default scheduler."""
+def plot_before_after(records: list[dict], out_dir: Path) -> list[Path]:
+    """The original project's chart, at every budget: per model (default
+    scheduler), the peak before and each algorithm's peak after, one bar
+    colour per budget; a missed budget's bar is hatched and pale."""
     by_model: dict[str, list[dict]] = defaultdict(list)
     for r in records:
-        if (
-            r.get("kind") == "offline"
-            and r.get("status") == "ok"
-            and r["budget"] == budget
-            and r["scheduler"] == "default"
-        ):
+        if r.get("kind") == "offline" and r.get("status") == "ok" and r["scheduler"] == "default":
             by_model[_where(r)].append(r)
     written = []
     for model, rows in sorted(by_model.items()):
-        rows.sort(key=_algorithm_order)
-        labels = ["before"] + [r["algorithm"] for r in rows]
-        values = [allocated(rows[0], "before") / MIB] + [allocated(r, "after") / MIB for r in rows]
-        fig, ax = plt.subplots(figsize=(7, 4))
-        bars = ax.bar(labels, values, color=["grey"] + ["tab:blue"] * len(rows))
-        ax.bar_label(bars, fmt="%.1f")
-        ax.axhline(rows[0]["budget_bytes"] / MIB, color="red", linestyle=":", label="budget")
+        algorithms = sorted(
+            {r["algorithm"] for r in rows}, key=lambda a: _algorithm_order({"algorithm": a})
+        )
+        budgets = sorted({r["budget"] for r in rows}, key=lambda b: _budget_order({"budget": b}))
+        width = 0.8 / max(len(budgets), 1)
+        fig, ax = plt.subplots(figsize=(max(7, 1.6 * (len(algorithms) + 1)), 4.5))
+        before = allocated(rows[0], "before") / MIB
+        ax.bar([0], [before], 0.6, color="grey")
+        legend = [Patch(color="grey", label="peak before")]
+        ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7)
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for j, budget in enumerate(budgets):
+            color = colors[j % len(colors)]
+            cells = {r["algorithm"]: r for r in rows if r["budget"] == budget}
+            xs = [1 + i - 0.4 + width * (j + 0.5) for i, a in enumerate(algorithms) if a in cells]
+            shown = [cells[a] for a in algorithms if a in cells]
+            bars = ax.bar(
+                xs,
+                [allocated(r, "after") / MIB for r in shown],
+                width,
+                color=color,
+            )
+            budget_mib = shown[0]["budget_bytes"] / MIB
+            legend.append(Patch(color=color, label=f"budget {budget} ({budget_mib:.1f} MiB)"))
+            for bar, r in zip(bars, shown, strict=True):
+                if not r["budget_met"]:
+                    bar.set_hatch("//")
+                    bar.set_alpha(0.45)
+            ax.bar_label(bars, fmt="%.1f", fontsize=7)
+            ax.axhline(shown[0]["budget_bytes"] / MIB, color=color, linestyle=":", linewidth=1)
+        legend.append(
+            Patch(facecolor="white", edgecolor="black", hatch="//", label="hatched: budget missed")
+        )
+        ax.set_xticks(range(len(algorithms) + 1), ["before", *algorithms])
+        ax.set_xlabel("algorithm (dotted lines: the budgets)")
         ax.set_ylabel("peak (MiB, the platform's figure)")
-        ax.set_title(f"{model}: memory before and after (budget {budget})")
-        ax.legend()
-        fig.tight_layout()
-        path = out_dir / f"before_after.{_file_part(model)}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        ax.set_title(f"{model}: memory before and after")
+        ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+        written.append(_save_beside_legend(fig, out_dir / f"before_after.{_file_part(model)}.png"))
     return written
 
 
@@ -265,10 +307,5 @@ def plot_peak_vs_step_time(records: list[dict], out_dir: Path) -> list[Path]:
     ax.set_xlabel("step time after / before (XLA:CPU, median)")
     ax.set_ylabel("peak after / baseline (HeapSimulator)")
     ax.set_title("Memory saved against speed lost (labels: budget)")
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    path = out_dir / "peak_vs_step_time.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return [_save_beside_legend(fig, out_dir / "peak_vs_step_time.png")]
