@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     code = run(cmd, args.dry_run, env={**os.environ, "DOCKER_BUILDKIT": "1"})
     if code != 0:
         print(
-            "build_wheel: docker build failed; see README 'When the image build fails'",
+            "build_wheel: docker build failed; see docs/in-tree.md, 'When the image build fails'",
             file=sys.stderr,
         )
     return code

@@ -1,4 +1,4 @@
-"""The README's gap-to-optimum table: `remat-harness optimum` on each model
+"""The gap-to-optimum table of docs/measured.md: `remat-harness optimum` on each model
 and device, one Markdown table (reports/optimum/table.md).
 
     python scripts/optimum_table.py --models 20,56,mobilenetv2,transformer,densenet121 \\
