@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 
 import pytest
 
 from remat_harness.cli import _HelpFormatter, build_parser, normalize_option_spelling
+from remat_harness.paths import REPO_ROOT
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -48,3 +52,27 @@ def test_values_keep_their_underscores():
 def test_help_shows_the_default_of_a_switch_as_off():
     text = _subcommands()["sweep"].format_help()
     assert "(default: off)" in text and "(default: 20,56)" in text
+
+
+def test_a_non_editable_install_fails_at_once_with_the_fix(tmp_path):
+    """`pip install .` copies the package but not models/: the first command
+    that needs them says so and how to fix it; REMAT_CHECKOUT is the fix."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(REPO_ROOT)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "REMAT_CHECKOUT"}
+    env["PYTHONPATH"] = str(target)
+    command = [sys.executable, "-m", "remat_harness", "produce-hlo", "--model", "20"]
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 2
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1 and "pip install -e" in lines[0] and "REMAT_CHECKOUT" in lines[0]
+    proc = subprocess.run(
+        [sys.executable, "-m", "remat_harness", "--version"], cwd=tmp_path, env=env,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.startswith("remat-harness 0.1.0")

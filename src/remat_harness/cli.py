@@ -20,7 +20,7 @@ from remat_harness.gpu import (
     predicted_peak,
 )
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
-from remat_harness.paths import REPORTS_DIR, ToolMissing, hlo_remat_binary
+from remat_harness.paths import REPORTS_DIR, ToolMissing, hlo_remat_binary, models_dir
 from remat_harness.report import (
     plot_before_after,
     plot_peak_vs_budget,
@@ -293,7 +293,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        parser.exit(0, f"remat-harness {_version()}\n")
+        print(f"remat-harness {_version()}")  # stdout, as --version is read
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -534,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     console = Console(width=max(Console().width, 140))  # the demo table needs 140
     try:
+        if args.command in ("produce-hlo", "demo", "sweep"):
+            models_dir()  # at once, not after the first model's run
         if args.command == "produce-hlo":
             try:
                 _, target = parse_device(args.device)

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from remat_harness.paths import CACHE_DIR, MODELS_DIR
+from remat_harness.paths import CACHE_DIR, models_dir
 
 MODES = ("jit", "autojit")
 # The models of models/zoo.py (named here: importing it imports TensorFlow).
@@ -105,7 +105,7 @@ def run_model(
     dump_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,
-        str(MODELS_DIR / "resnet_cifar_main.py"),
+        str(models_dir() / "resnet_cifar_main.py"),
         f"--model={spec.model}",
         f"--resnet_size={spec.resnet_size}",
         f"--resnet_version={spec.resnet_version}",

@@ -7,7 +7,9 @@ import shutil
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+# The checkout this package runs from: an editable install's source tree, or
+# $REMAT_CHECKOUT (a non-editable install leaves models/ behind).
+REPO_ROOT = Path(os.environ.get("REMAT_CHECKOUT", Path(__file__).resolve().parents[2]))
 CACHE_DIR = Path(os.environ.get("REMAT_CACHE_DIR", REPO_ROOT / ".cache"))
 # Outputs go where the user is, not into the checkout (REMAT_REPORTS_DIR wins).
 REPORTS_DIR = Path(os.environ.get("REMAT_REPORTS_DIR", Path.cwd() / "reports"))
@@ -16,6 +18,17 @@ MODELS_DIR = REPO_ROOT / "models"
 
 class ToolMissing(RuntimeError):
     """A tool the harness needs is not installed."""
+
+
+def models_dir() -> Path:
+    """The checkout's models/, or why it cannot be found and the fix."""
+    if (MODELS_DIR / "resnet_cifar_main.py").is_file():
+        return MODELS_DIR
+    raise ToolMissing(
+        f"the models are not at {MODELS_DIR}: remat-harness runs them from its checkout, "
+        "which a non-editable install leaves behind; install it with "
+        "`pip install -e <checkout>` or set REMAT_CHECKOUT=<checkout>"
+    )
 
 
 def hlo_remat_binary() -> Path:
