@@ -1,6 +1,6 @@
 #include "xla/service/remat/remat_pass.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +26,7 @@
 #include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/memory_floor.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/remat_dump.h"
 #include "xla/service/remat/remat_graph.h"
 #include "xla/service/remat/remat_planner.h"
@@ -145,239 +146,203 @@ bool HasWhileLoop(const HloModule& module) {
   return false;
 }
 
-}  // namespace
+// One run of the pass, phase by phase: measure the module as given,
+// schedule, rewrite loop stacks, take the floor, plan (and judge), verify,
+// finish the report. Phases are timed by ScopedPhase; what is measured only
+// for the report runs between them.
+class RematDriver {
+ public:
+  RematDriver(HloModule* module, const RematOptions& options,
+              const SizeFunction& size_fn, const AliasInfo* alias_info)
+      : module_(module),
+        options_(options),
+        size_fn_(size_fn),
+        alias_info_(alias_info),
+        by_heap_simulator_(options.memory_figure.figure ==
+                           MemoryFigure::kHeapSimulator) {}
 
-absl::StatusOr<RematReport> RunRemat(HloModule* module,
-                                     const RematOptions& given_options,
-                                     const SizeFunction& size_fn,
-                                     const AliasInfo* alias_info) {
-  // A relative budget ("0.5x") becomes bytes once the memory before is known.
-  RematOptions options = given_options;
-  RematReport report;
-  report.module = module->name();
-  report.algorithm = std::string(AlgorithmName(options.algorithm));
-  report.scheduler = std::string(SchedulerName(options.scheduler));
-  report.budget_bytes = options.memory_limit_bytes;
-  if (!options.enabled) {
-    report.note = "pass disabled";
-    return report;
+  absl::StatusOr<RematReport> Run() {
+    report_.module = module_->name();
+    report_.algorithm = std::string(AlgorithmName(options_.algorithm));
+    report_.scheduler = std::string(SchedulerName(options_.scheduler));
+    report_.budget_bytes = options_.memory_limit_bytes;
+    if (!options_.enabled) {
+      report_.note = "pass disabled";
+      return report_;
+    }
+    TF_RETURN_IF_ERROR(CheckDumpFolder());
+    report_.memory_figure =
+        std::string(MemoryFigureName(options_.memory_figure.figure));
+    had_schedule_ = module_->has_schedule();
+    report_.instructions_before = CountInstructions(*module_);
+    TF_RETURN_IF_ERROR(AnalyzeModuleCosts());
+    if (had_schedule_) TF_RETURN_IF_ERROR(MeasureGiven());
+    {
+      ScopedPhase check(&report_, "check");
+      if (std::optional<std::string> why = WhyNothingToDo()) {
+        return NothingDone(*why);
+      }
+      check.Discard();  // the checks led on: their time is the schedule's
+    }
+    TF_RETURN_IF_ERROR(Schedule());
+    TF_RETURN_IF_ERROR(RewriteLoopStacks());
+    TF_RETURN_IF_ERROR(MeasureFloor());
+    TF_RETURN_IF_ERROR(ExportGraph());
+    if (options_.algorithm == RematAlgorithm::kXla) {
+      TF_RETURN_IF_ERROR(RunXlaBaseline());
+    } else {
+      TF_RETURN_IF_ERROR(Plan());
+    }
+    TF_RETURN_IF_ERROR(Verify());
+    return Finish(/*changed=*/true);
   }
-  const bool dumping = options.dump_dot || options.dump_memlog;
-  if (dumping && options.dump_dir.empty()) {
-    return absl::InvalidArgumentError(
-        "--xla_rematerialization_dump_dot and "
-        "--xla_rematerialization_dump_memlog "
-        "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
-        "hlo-remat");
-  }
-  // The entry's memory model on the module's current schedule, built once
-  // for the report's figures, the dumps and the planner.
-  std::shared_ptr<const ComputationMemory> entry_model;
-  auto dump_before = [&]() -> absl::Status {
-    if (!options.dump_dot) return absl::OkStatus();
-    return WriteDotGraph(
-        *module, size_fn, *entry_model, report,
-        DumpPath(options.dump_dir, report.module, "before_remat.dot"));
-  };
-  // Time of one phase of the pass, for the report's phase_seconds; the
-  // pass time is their sum. Measurements for the report and dumps run
-  // between phases and restart the clock after them.
-  auto lap = std::chrono::steady_clock::now();
-  auto end_phase = [&](absl::string_view phase) {
-    const auto now = std::chrono::steady_clock::now();
-    report.AddPhase(phase, std::chrono::duration<double>(now - lap).count());
-    lap = now;
-  };
-  // The floor does not depend on the schedule, but the loop-stack rewrite
-  // removes buffers: it is taken once, of the program the planner (or
-  // nothing) works on. A measurement, outside the pass time.
-  auto measure_floor = [&]() -> absl::Status {
-    TF_ASSIGN_OR_RETURN(MemoryFloor floor,
-                        ComputeMemoryFloor(*module, size_fn, alias_info));
-    report.floor_bytes = floor.bytes;
-    report.floor_at = floor.at;
-    lap = std::chrono::steady_clock::now();
+
+ private:
+  absl::Status CheckDumpFolder() const {
+    if ((options_.dump_dot || options_.dump_memlog) &&
+        options_.dump_dir.empty()) {
+      return absl::InvalidArgumentError(
+          "--xla_rematerialization_dump_dot and "
+          "--xla_rematerialization_dump_memlog "
+          "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
+          "hlo-remat");
+    }
     return absl::OkStatus();
-  };
-  // The figure the budget is judged by (memory_figure.h): HeapSimulator's
-  // peak, already measured, or what BufferAssigner allocates.
-  report.memory_figure =
-      std::string(MemoryFigureName(options.memory_figure.figure));
-  const bool by_heap_simulator =
-      options.memory_figure.figure == MemoryFigure::kHeapSimulator;
-  auto allocation = [&](const HloModule& m,
-                        int64_t heap_sim_peak) -> absl::StatusOr<int64_t> {
-    if (by_heap_simulator) return heap_sim_peak;
-    return MeasureMemory(m, size_fn, alias_info, options.memory_figure);
-  };
-  // Of the schedule the planner starts from: a plan must go below it.
-  int64_t allocation_scheduled = 0;
-  auto resolve_relative_budget = [&]() {
-    if (options.memory_limit_fraction <= 0) return;
-    options.memory_limit_bytes = std::max<int64_t>(
-        1, static_cast<int64_t>(
-               options.memory_limit_fraction *
-               static_cast<double>(report.allocation_before_bytes)));
-    report.budget_bytes = options.memory_limit_bytes;
-    report.AddNote(absl::StrCat("budget ", options.memory_limit_fraction,
-                                "x of ", report.allocation_before_bytes,
-                                " bytes (", report.memory_figure, ")"));
-  };
-  const bool had_schedule = module->has_schedule();
-  report.instructions_before = CountInstructions(*module);
+  }
+
   // Re-scheduling keeps the instructions, so these costs serve the planner.
   // Library calls (cuDNN, cuBLAS) counted: the same FLOPs on GPU as on CPU.
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs,
-                      AnalyzeCosts(*module, size_fn));
-  report.flops_before = ModuleFlops(*module, *costs);
-  end_phase("costs");
-  if (had_schedule) {
-    // Figures for the report (and the budget check): outside the pass time.
+  absl::Status AnalyzeModuleCosts() {
+    ScopedPhase phase(&report_, "costs");
+    TF_ASSIGN_OR_RETURN(costs_, AnalyzeCosts(*module_, size_fn_));
+    report_.flops_before = ModuleFlops(*module_, *costs_);
+    return absl::OkStatus();
+  }
+
+  // The figure the budget is judged by (memory_figure.h): HeapSimulator's
+  // peak, already measured, or what BufferAssigner allocates.
+  absl::StatusOr<int64_t> Allocation(const HloModule& module,
+                                     int64_t heap_sim_peak) const {
+    if (by_heap_simulator_) return heap_sim_peak;
+    return MeasureMemory(module, size_fn_, alias_info_, options_.memory_figure);
+  }
+
+  // The figures of the module as given, when it has a schedule: for the
+  // report and the budget check, outside the pass time.
+  absl::Status MeasureGiven() {
     TF_ASSIGN_OR_RETURN(ModuleMemory before,
-                        TrackModuleMemory(*module, size_fn));
-    report.peak_before_bytes = before.peak_bytes;
-    entry_model = before.entry;
-    TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
-                        HeapSimulatorPeak(*module, size_fn, alias_info));
-    TF_ASSIGN_OR_RETURN(report.allocation_before_bytes,
-                        allocation(*module, report.heap_sim_before_bytes));
-    allocation_scheduled = report.allocation_before_bytes;
-    resolve_relative_budget();
-    TF_RETURN_IF_ERROR(dump_before());
-    lap = std::chrono::steady_clock::now();
+                        TrackModuleMemory(*module_, size_fn_));
+    report_.peak_before_bytes = before.peak_bytes;
+    entry_model_ = before.entry;
+    TF_ASSIGN_OR_RETURN(report_.heap_sim_before_bytes,
+                        HeapSimulatorPeak(*module_, size_fn_, alias_info_));
+    TF_ASSIGN_OR_RETURN(report_.allocation_before_bytes,
+                        Allocation(*module_, report_.heap_sim_before_bytes));
+    allocation_scheduled_ = report_.allocation_before_bytes;
+    ResolveRelativeBudget();
+    return DumpBefore();
   }
 
-  // HeapSimulator's module-wide minimum allocates a loop-state buffer again
-  // for the condition's and the body's parameters; the tracker, like buffer
-  // assignment, counts it once. A miss only the simulator sees is that.
-  auto had_loop_state_overcount = [&](const RematReport& r) {
-    return by_heap_simulator && options.memory_limit_bytes > 0 &&
-           r.peak_after_bytes <= options.memory_limit_bytes &&
-           HasWhileLoop(*module);
-  };
-  auto finish = [&](bool changed) -> absl::StatusOr<RematReport> {
-    // The pass ends here; what follows only measures it for the report.
-    report.pass_seconds = 0;
-    for (const auto& [phase, seconds] : report.phase_seconds) {
-      report.pass_seconds += seconds;
+  // A relative budget ("0.5x") becomes bytes once the memory before is known.
+  void ResolveRelativeBudget() {
+    if (options_.memory_limit_fraction <= 0) return;
+    options_.memory_limit_bytes = std::max<int64_t>(
+        1, static_cast<int64_t>(
+               options_.memory_limit_fraction *
+               static_cast<double>(report_.allocation_before_bytes)));
+    report_.budget_bytes = options_.memory_limit_bytes;
+    report_.AddNote(absl::StrCat("budget ", options_.memory_limit_fraction,
+                                 "x of ", report_.allocation_before_bytes,
+                                 " bytes (", report_.memory_figure, ")"));
+  }
+
+  absl::Status DumpBefore() const {
+    if (!options_.dump_dot) return absl::OkStatus();
+    return WriteDotGraph(
+        *module_, size_fn_, *entry_model_, report_,
+        DumpPath(options_.dump_dir, report_.module, "before_remat.dot"));
+  }
+
+  // Why the module is left as given, before any work; nullopt to go on.
+  std::optional<std::string> WhyNothingToDo() const {
+    if (had_schedule_ && options_.memory_limit_bytes > 0 &&
+        report_.allocation_before_bytes <= options_.memory_limit_bytes) {
+      return "peak already within the budget";
     }
-    if (changed) {
-      TF_ASSIGN_OR_RETURN(ModuleMemory after,
-                          TrackModuleMemory(*module, size_fn));
-      report.peak_after_bytes = after.peak_bytes;
-      entry_model = after.entry;
-      TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
-                          HeapSimulatorPeak(*module, size_fn, alias_info));
-      TF_ASSIGN_OR_RETURN(report.allocation_after_bytes,
-                          allocation(*module, report.heap_sim_after_bytes));
-      TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs_after,
-                          AnalyzeCosts(*module, size_fn));
-      report.flops_after = ModuleFlops(*module, *costs_after);
-    } else {
-      report.peak_after_bytes = report.peak_before_bytes;
-      report.heap_sim_after_bytes = report.heap_sim_before_bytes;
-      report.allocation_after_bytes = report.allocation_before_bytes;
-      report.flops_after = report.flops_before;
+    if (options_.algorithm == RematAlgorithm::kCompress && had_schedule_ &&
+        !AnyValueCompressible(*module_, size_fn_,
+                              options_.small_node_limit_bytes())) {
+      return kNothingCompact;
     }
-    report.instructions_after = CountInstructions(*module);
-    report.budget_met =
-        options.memory_limit_bytes == 0 ||
-        report.allocation_after_bytes <= options.memory_limit_bytes;
-    if (!report.budget_met && report.stopped_by_flops_cap) {
-      report.AddNote(absl::StrCat(
-          "the compute cap (--xla_rematerialization_max_extra_flops=",
-          options.max_extra_flops_fraction,
-          " of the module's FLOPs), not the budget, stopped the plan"));
-    }
-    if (!report.budget_met && had_loop_state_overcount(report)) {
-      // The planner sees the budget met: nothing in the entry to move.
-      report.AddNote(absl::StrCat(
-          "the tracker counts ", report.peak_after_bytes,
-          " bytes, within the budget; HeapSimulator counts loop state once per "
-          "computation naming it (while, condition, body): see hlo-remat "
-          "--explain-peak"));
-    }
-    if (options.dump_dot) {
-      TF_RETURN_IF_ERROR(WriteDotGraph(
-          *module, size_fn, *entry_model, report,
-          DumpPath(options.dump_dir, report.module, "after_remat.dot")));
-    }
-    if (options.dump_memlog) {
-      TF_RETURN_IF_ERROR(WriteMemoryLog(
-          *module, *entry_model, report,
-          DumpPath(options.dump_dir, report.module, "remat_memlog.txt")));
-    }
-    return report;
-  };
+    return std::nullopt;
+  }
+
   // The module stays as given: the figures after are the figures before.
-  auto nothing_done =
-      [&](absl::string_view why) -> absl::StatusOr<RematReport> {
-    end_phase("check");
-    TF_RETURN_IF_ERROR(measure_floor());
-    report.AddNote(absl::StrCat(why, ": nothing done"));
-    report.scheduler_chosen = "unchanged";
-    report.peak_scheduled_bytes = report.peak_before_bytes;
-    report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
-    return finish(/*changed=*/false);
-  };
-
-  if (had_schedule && options.memory_limit_bytes > 0 &&
-      report.allocation_before_bytes <= options.memory_limit_bytes) {
-    return nothing_done("peak already within the budget");
-  }
-  if (options.algorithm == RematAlgorithm::kCompress && had_schedule &&
-      !AnyValueCompressible(*module, size_fn,
-                            options.small_node_limit_bytes())) {
-    return nothing_done(kNothingCompact);
+  absl::StatusOr<RematReport> NothingDone(absl::string_view why) {
+    TF_RETURN_IF_ERROR(MeasureFloor());
+    report_.AddNote(absl::StrCat(why, ": nothing done"));
+    report_.scheduler_chosen = "unchanged";
+    report_.peak_scheduled_bytes = report_.peak_before_bytes;
+    report_.heap_sim_scheduled_bytes = report_.heap_sim_before_bytes;
+    return Finish(/*changed=*/false);
   }
 
-  if (options.scheduler == RematScheduler::kGiven) {
-    if (!had_schedule) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--xla_rematerialization_scheduler=given keeps the module's "
-          "schedule, but module ",
-          module->name(), " has none"));
+  absl::Status Schedule() {
+    {
+      ScopedPhase phase(&report_, "schedule");
+      if (options_.scheduler == RematScheduler::kGiven) {
+        if (!had_schedule_) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "--xla_rematerialization_scheduler=given keeps the module's "
+              "schedule, but module ",
+              module_->name(), " has none"));
+        }
+        report_.scheduler_chosen = "given";
+        report_.heap_sim_scheduled_bytes = report_.heap_sim_before_bytes;
+      } else {
+        TF_RETURN_IF_ERROR(Reschedule());
+      }
+      TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
+                          TrackModuleMemory(*module_, size_fn_));
+      report_.peak_scheduled_bytes = scheduled.peak_bytes;
+      entry_model_ = scheduled.entry;
     }
-    report.scheduler_chosen = "given";
-    report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
-  } else {
-    // The given schedule is a candidate too: a module never starts the
-    // algorithm from a schedule worse than the one it came with.
+    if (report_.rescheduled) {
+      // (Kept as given, the schedule's figure is the one measured before.)
+      TF_ASSIGN_OR_RETURN(
+          allocation_scheduled_,
+          Allocation(*module_, report_.heap_sim_scheduled_bytes));
+    }
+    if (!had_schedule_) {
+      report_.peak_before_bytes = report_.peak_scheduled_bytes;
+      report_.heap_sim_before_bytes = report_.heap_sim_scheduled_bytes;
+      report_.allocation_before_bytes = allocation_scheduled_;
+      ResolveRelativeBudget();
+      TF_RETURN_IF_ERROR(DumpBefore());
+    }
+    return absl::OkStatus();
+  }
+
+  // The given schedule is a candidate too: a module never starts the
+  // algorithm from a schedule worse than the one it came with.
+  absl::Status Reschedule() {
     std::optional<HloSchedule> given;
-    if (had_schedule) given = module->schedule();
+    if (had_schedule_) given = module_->schedule();
     TF_ASSIGN_OR_RETURN(
         ScheduleChoice choice,
-        RescheduleModule(module, options.scheduler, size_fn, alias_info));
-    report.scheduler_chosen = choice.scheduler;
-    report.rescheduled = true;
-    report.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
+        RescheduleModule(module_, options_.scheduler, size_fn_, alias_info_));
+    report_.scheduler_chosen = choice.scheduler;
+    report_.rescheduled = true;
+    report_.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
     if (given.has_value() &&
-        choice.heap_sim_peak_bytes > report.heap_sim_before_bytes) {
-      TF_RETURN_IF_ERROR(module->set_schedule(*std::move(given)));
-      report.rescheduled = false;
-      report.scheduler_chosen =
+        choice.heap_sim_peak_bytes > report_.heap_sim_before_bytes) {
+      TF_RETURN_IF_ERROR(module_->set_schedule(*std::move(given)));
+      report_.rescheduled = false;
+      report_.scheduler_chosen =
           absl::StrCat("given (", choice.scheduler, " was higher)");
-      report.heap_sim_scheduled_bytes = report.heap_sim_before_bytes;
+      report_.heap_sim_scheduled_bytes = report_.heap_sim_before_bytes;
     }
-  }
-  TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
-                      TrackModuleMemory(*module, size_fn));
-  report.peak_scheduled_bytes = scheduled.peak_bytes;
-  entry_model = scheduled.entry;
-  end_phase("schedule");
-  if (report.rescheduled) {
-    // (Kept as given, the schedule's figure is the one measured before.)
-    TF_ASSIGN_OR_RETURN(allocation_scheduled,
-                        allocation(*module, report.heap_sim_scheduled_bytes));
-    lap = std::chrono::steady_clock::now();
-  }
-  if (!had_schedule) {
-    report.peak_before_bytes = report.peak_scheduled_bytes;
-    report.heap_sim_before_bytes = report.heap_sim_scheduled_bytes;
-    report.allocation_before_bytes = allocation_scheduled;
-    resolve_relative_budget();
-    TF_RETURN_IF_ERROR(dump_before());
-    lap = std::chrono::steady_clock::now();
+    return absl::OkStatus();
   }
 
   // Loop stacks that hold one invariant value at every step: read the value
@@ -385,124 +350,251 @@ absl::StatusOr<RematReport> RunRemat(HloModule* module,
   // that trade storage for recomputation; `compress` only changes layouts and
   // XLA's own pass, the baseline, does neither. The planner starts from the
   // rewritten module: "scheduled" figures are taken again.
-  if (options.algorithm != RematAlgorithm::kXla &&
-      PlannerConfigFor(options).recompute) {
-    TF_ASSIGN_OR_RETURN(InvariantStacksResult stacks,
-                        RemoveInvariantStacks(module, size_fn));
-    report.invariant_stacks_removed = stacks.stacks_removed;
-    report.invariant_stack_bytes = stacks.bytes_removed;
-    if (stacks.stacks_removed > 0) {
-      TF_ASSIGN_OR_RETURN(report.heap_sim_scheduled_bytes,
-                          HeapSimulatorPeak(*module, size_fn, alias_info));
-      TF_ASSIGN_OR_RETURN(allocation_scheduled,
-                          allocation(*module, report.heap_sim_scheduled_bytes));
-      TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
-                          TrackModuleMemory(*module, size_fn));
-      report.peak_scheduled_bytes = rewritten.peak_bytes;
-      entry_model = rewritten.entry;
-      TF_ASSIGN_OR_RETURN(costs, AnalyzeCosts(*module, size_fn));
+  absl::Status RewriteLoopStacks() {
+    if (options_.algorithm == RematAlgorithm::kXla ||
+        !PlannerConfigFor(options_).recompute) {
+      return absl::OkStatus();
     }
-    end_phase("loop_stacks");
-  }
-  TF_RETURN_IF_ERROR(measure_floor());
-  if (!options.export_graph_path.empty()) {
-    // What a solver needs to plan the same schedule; outside the pass time.
-    TF_ASSIGN_OR_RETURN(RematGraph graph,
-                        BuildRematGraph(report.module, *entry_model, *costs,
-                                        options.small_node_limit_bytes()));
-    graph.memory_figure = report.memory_figure;
-    graph.module_flops = report.flops_before;
-    TF_RETURN_IF_ERROR(WriteRematGraph(graph, options.export_graph_path));
-    lap = std::chrono::steady_clock::now();
+    ScopedPhase phase(&report_, "loop_stacks");
+    TF_ASSIGN_OR_RETURN(InvariantStacksResult stacks,
+                        RemoveInvariantStacks(module_, size_fn_));
+    report_.invariant_stacks_removed = stacks.stacks_removed;
+    report_.invariant_stack_bytes = stacks.bytes_removed;
+    if (stacks.stacks_removed == 0) return absl::OkStatus();
+    TF_ASSIGN_OR_RETURN(report_.heap_sim_scheduled_bytes,
+                        HeapSimulatorPeak(*module_, size_fn_, alias_info_));
+    TF_ASSIGN_OR_RETURN(allocation_scheduled_,
+                        Allocation(*module_, report_.heap_sim_scheduled_bytes));
+    TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
+                        TrackModuleMemory(*module_, size_fn_));
+    report_.peak_scheduled_bytes = rewritten.peak_bytes;
+    entry_model_ = rewritten.entry;
+    TF_ASSIGN_OR_RETURN(costs_, AnalyzeCosts(*module_, size_fn_));
+    return absl::OkStatus();
   }
 
-  if (options.algorithm == RematAlgorithm::kXla) {
-    const int64_t added_before = CountInstructions(*module);
+  // The floor does not depend on the schedule, but the loop-stack rewrite
+  // removes buffers: it is taken once, of the program the planner (or
+  // nothing) works on. A measurement, outside the pass time.
+  absl::Status MeasureFloor() {
+    TF_ASSIGN_OR_RETURN(MemoryFloor floor,
+                        ComputeMemoryFloor(*module_, size_fn_, alias_info_));
+    report_.floor_bytes = floor.bytes;
+    report_.floor_at = floor.at;
+    return absl::OkStatus();
+  }
+
+  // What a solver needs to plan the same schedule; outside the pass time.
+  absl::Status ExportGraph() const {
+    if (options_.export_graph_path.empty()) return absl::OkStatus();
+    TF_ASSIGN_OR_RETURN(RematGraph graph,
+                        BuildRematGraph(report_.module, *entry_model_, *costs_,
+                                        options_.small_node_limit_bytes()));
+    graph.memory_figure = report_.memory_figure;
+    graph.module_flops = report_.flops_before;
+    return WriteRematGraph(graph, options_.export_graph_path);
+  }
+
+  absl::Status RunXlaBaseline() {
+    ScopedPhase phase(&report_, "xla");
+    const int64_t instructions = CountInstructions(*module_);
     TF_ASSIGN_OR_RETURN(
         XlaBaselineResult result,
-        RunXlaRematerialization(module, options.memory_limit_bytes,
-                                options.small_node_limit_bytes(), size_fn));
-    report.instructions_added =
-        std::max<int64_t>(0, CountInstructions(*module) - added_before);
-    report.AddNote(absl::StrCat("HloRematerialization counted ",
-                                result.reported_before_bytes, " -> ",
-                                result.reported_after_bytes, " bytes"));
-    end_phase("xla");
-  } else {
-    PlannerConfig config = PlannerConfigFor(options);
-    config.entry_memory = entry_model;
-    if (options.max_extra_flops_fraction >= 0) {
-      report.max_extra_flops =
-          options.max_extra_flops_fraction * report.flops_before;
-      config.max_extra_flops = report.max_extra_flops;
-    }
-    // The planner's tracker and the simulator may disagree (operand buffer
-    // reuse, loop state): the plan is judged by the simulator before it is
-    // applied, against the schedule it started from.
-    std::string rejection;
-    config.keep_plan =
-        [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
-      TF_ASSIGN_OR_RETURN(
-          int64_t peak,
-          MeasureMemory(planned, size_fn, alias_info, options.memory_figure));
-      const int64_t start = allocation_scheduled;
-      std::string why = PlanRejection(start, peak, options.memory_limit_bytes);
-      const bool keep = why.empty();
-      if (!keep) rejection = std::move(why);
-      return PlanVerdict{keep, peak};
-    };
-    TF_ASSIGN_OR_RETURN(PlannerResult result,
-                        RunRematPlanner(module, config, size_fn, *costs));
-    // The judging is inside the planner's time: shown apart.
-    lap += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(result.judge_seconds));
-    end_phase("plan");
-    report.AddPhase("judge", result.judge_seconds);
-    report.plans_tried = result.plans_tried;
+        RunXlaRematerialization(module_, options_.memory_limit_bytes,
+                                options_.small_node_limit_bytes(), size_fn_));
+    report_.instructions_added =
+        std::max<int64_t>(0, CountInstructions(*module_) - instructions);
+    report_.AddNote(absl::StrCat("HloRematerialization counted ",
+                                 result.reported_before_bytes, " -> ",
+                                 result.reported_after_bytes, " bytes"));
+    return absl::OkStatus();
+  }
 
-    // Sites still over the budget that run a loop body or a branch: plan
-    // inside it, on its own schedule, with what is left of the compute cap.
-    PlannerConfig callee_config = PlannerConfigFor(options);
-    if (config.max_extra_flops >= 0) {
-      callee_config.max_extra_flops =
-          std::max(0.0, config.max_extra_flops - result.extra_flops);
+  // The planner's tracker and the simulator may disagree (operand buffer
+  // reuse, loop state): the plan is judged by the platform's figure before
+  // it is applied, against the schedule it started from.
+  absl::StatusOr<PlanVerdict> Judge(const HloModule& planned) const {
+    TF_ASSIGN_OR_RETURN(
+        int64_t peak,
+        MeasureMemory(planned, size_fn_, alias_info_, options_.memory_figure));
+    std::string why =
+        PlanRejection(allocation_scheduled_, peak, options_.memory_limit_bytes);
+    const bool keep = why.empty();
+    return PlanVerdict{keep, peak, std::move(why)};
+  }
+
+  absl::Status Plan() {
+    PlannerConfig config = PlannerConfigFor(options_);
+    config.entry_memory = entry_model_;
+    if (options_.max_extra_flops_fraction >= 0) {
+      report_.max_extra_flops =
+          options_.max_extra_flops_fraction * report_.flops_before;
+      config.max_extra_flops = report_.max_extra_flops;
     }
+    config.keep_plan = [this](const HloModule& planned) {
+      return Judge(planned);
+    };
+    PlannerResult result;
+    {
+      ScopedPhase phase(&report_, "plan");
+      TF_ASSIGN_OR_RETURN(result,
+                          RunRematPlanner(module_, config, size_fn_, *costs_));
+      phase.SplitOff("judge", result.judge_seconds);
+    }
+    report_.plans_tried = result.plans_tried;
     TF_ASSIGN_OR_RETURN(CalleePlanResult callees,
-                        PlanCalledComputations(module, callee_config, size_fn));
-    end_phase("callees");
+                        PlanCallees(config.max_extra_flops, result));
     result.AddMovesOf(std::move(callees.totals));
-    report.stopped_by_flops_cap = result.flops_capped;
-    report.instructions_added = result.instructions_added;
-    report.recomputed = result.recomputed;
-    report.compressed = result.compressed;
-    report.undone = result.undone;
-    report.pinned = result.pinned;
-    report.decisions = std::move(result.decisions);
-    if (options.algorithm == RematAlgorithm::kStandardCompress &&
-        result.compressible == 0) {
-      report.AddNote(kNothingCompact);
+    RecordPlan(std::move(result), callees);
+    return absl::OkStatus();
+  }
+
+  // Sites still over the budget that run a loop body or a branch: plan
+  // inside it, on its own schedule, with what is left of the compute cap.
+  absl::StatusOr<CalleePlanResult> PlanCallees(double max_extra_flops,
+                                               const PlannerResult& entry) {
+    ScopedPhase phase(&report_, "callees");
+    PlannerConfig callee_config = PlannerConfigFor(options_);
+    if (max_extra_flops >= 0) {
+      callee_config.max_extra_flops =
+          std::max(0.0, max_extra_flops - entry.extra_flops);
     }
-    if (options.algorithm == RematAlgorithm::kPath) {
-      report.AddNote(
+    return PlanCalledComputations(module_, callee_config, size_fn_);
+  }
+
+  void RecordPlan(PlannerResult result, const CalleePlanResult& callees) {
+    report_.stopped_by_flops_cap = result.flops_capped;
+    report_.instructions_added = result.instructions_added;
+    report_.recomputed = result.recomputed;
+    report_.compressed = result.compressed;
+    report_.undone = result.undone;
+    report_.pinned = result.pinned;
+    report_.decisions = std::move(result.decisions);
+    if (options_.algorithm == RematAlgorithm::kStandardCompress &&
+        result.compressible == 0) {
+      report_.AddNote(kNothingCompact);
+    }
+    if (options_.algorithm == RematAlgorithm::kPath) {
+      report_.AddNote(
           absl::StrCat(result.articulation_points, " articulation points"));
     }
     if (result.plan_rejected) {
-      report.AddNote(absl::StrCat(rejection, ": plan taken back"));
+      report_.AddNote(absl::StrCat(result.rejection, ": plan taken back"));
     }
     if (callees.computations_planned > 0) {
-      report.AddNote(absl::StrCat(callees.computations_planned,
-                                  " called computation(s) planned, ",
-                                  callees.deepest_level, " level(s) deep"));
+      report_.AddNote(absl::StrCat(callees.computations_planned,
+                                   " called computation(s) planned, ",
+                                   callees.deepest_level, " level(s) deep"));
     }
   }
-  lap = std::chrono::steady_clock::now();
-  TF_RETURN_IF_ERROR(VerifyModule(module));
-  end_phase("verify");
-  if (options.check_live_ranges) {
-    TF_RETURN_IF_ERROR(CheckLiveRanges(*module, options, alias_info));
-    end_phase("check_live_ranges");
+
+  absl::Status Verify() {
+    {
+      ScopedPhase phase(&report_, "verify");
+      TF_RETURN_IF_ERROR(VerifyModule(module_));
+    }
+    if (!options_.check_live_ranges) return absl::OkStatus();
+    ScopedPhase phase(&report_, "check_live_ranges");
+    return CheckLiveRanges(*module_, options_, alias_info_);
   }
-  return finish(/*changed=*/true);
+
+  // HeapSimulator's module-wide minimum allocates a loop-state buffer again
+  // for the condition's and the body's parameters; the tracker, like buffer
+  // assignment, counts it once. A miss only the simulator sees is that.
+  bool HadLoopStateOvercount() const {
+    return by_heap_simulator_ && options_.memory_limit_bytes > 0 &&
+           report_.peak_after_bytes <= options_.memory_limit_bytes &&
+           HasWhileLoop(*module_);
+  }
+
+  // The pass has ended: measures what it did for the report, notes why a
+  // budget was missed, writes the dumps.
+  absl::StatusOr<RematReport> Finish(bool changed) {
+    report_.pass_seconds = 0;
+    for (const auto& [phase, seconds] : report_.phase_seconds) {
+      report_.pass_seconds += seconds;
+    }
+    TF_RETURN_IF_ERROR(MeasureAfter(changed));
+    report_.instructions_after = CountInstructions(*module_);
+    report_.budget_met =
+        options_.memory_limit_bytes == 0 ||
+        report_.allocation_after_bytes <= options_.memory_limit_bytes;
+    if (!report_.budget_met && report_.stopped_by_flops_cap) {
+      report_.AddNote(absl::StrCat(
+          "the compute cap (--xla_rematerialization_max_extra_flops=",
+          options_.max_extra_flops_fraction,
+          " of the module's FLOPs), not the budget, stopped the plan"));
+    }
+    if (!report_.budget_met && HadLoopStateOvercount()) {
+      // The planner sees the budget met: nothing in the entry to move.
+      report_.AddNote(absl::StrCat(
+          "the tracker counts ", report_.peak_after_bytes,
+          " bytes, within the budget; HeapSimulator counts loop state once per "
+          "computation naming it (while, condition, body): see hlo-remat "
+          "--explain-peak"));
+    }
+    TF_RETURN_IF_ERROR(DumpAfter());
+    return report_;
+  }
+
+  absl::Status MeasureAfter(bool changed) {
+    if (!changed) {
+      report_.peak_after_bytes = report_.peak_before_bytes;
+      report_.heap_sim_after_bytes = report_.heap_sim_before_bytes;
+      report_.allocation_after_bytes = report_.allocation_before_bytes;
+      report_.flops_after = report_.flops_before;
+      return absl::OkStatus();
+    }
+    TF_ASSIGN_OR_RETURN(ModuleMemory after,
+                        TrackModuleMemory(*module_, size_fn_));
+    report_.peak_after_bytes = after.peak_bytes;
+    entry_model_ = after.entry;
+    TF_ASSIGN_OR_RETURN(report_.heap_sim_after_bytes,
+                        HeapSimulatorPeak(*module_, size_fn_, alias_info_));
+    TF_ASSIGN_OR_RETURN(report_.allocation_after_bytes,
+                        Allocation(*module_, report_.heap_sim_after_bytes));
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs_after,
+                        AnalyzeCosts(*module_, size_fn_));
+    report_.flops_after = ModuleFlops(*module_, *costs_after);
+    return absl::OkStatus();
+  }
+
+  absl::Status DumpAfter() const {
+    if (options_.dump_dot) {
+      TF_RETURN_IF_ERROR(WriteDotGraph(
+          *module_, size_fn_, *entry_model_, report_,
+          DumpPath(options_.dump_dir, report_.module, "after_remat.dot")));
+    }
+    if (options_.dump_memlog) {
+      TF_RETURN_IF_ERROR(WriteMemoryLog(
+          *module_, *entry_model_, report_,
+          DumpPath(options_.dump_dir, report_.module, "remat_memlog.txt")));
+    }
+    return absl::OkStatus();
+  }
+
+  HloModule* const module_;
+  RematOptions options_;  // the budget in bytes once a relative one resolves
+  const SizeFunction& size_fn_;
+  const AliasInfo* const alias_info_;  // not owned; may be null
+  const bool by_heap_simulator_;
+  RematReport report_;
+  bool had_schedule_ = false;
+  std::unique_ptr<RematCostAnalysis> costs_;
+  // The entry's memory model on the module's current schedule, built once
+  // per schedule for the report's figures, the dumps and the planner.
+  std::shared_ptr<const ComputationMemory> entry_model_;
+  // Of the schedule the planner starts from: a plan must go below it.
+  int64_t allocation_scheduled_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<RematReport> RunRemat(HloModule* module,
+                                     const RematOptions& options,
+                                     const SizeFunction& size_fn,
+                                     const AliasInfo* alias_info) {
+  return RematDriver(module, options, size_fn, alias_info).Run();
 }
 
 absl::StatusOr<bool> RematerializationPass::RunImpl(

@@ -90,8 +90,9 @@ class Planner {
   void add_judge_seconds(double seconds) {
     state_.result.judge_seconds += seconds;
   }
-  void set_rejected() {
+  void set_rejected(std::string why) {
     state_.result.plan_rejected = true;
+    state_.result.rejection = std::move(why);
     state_.result.planned_peak_bytes = state_.result.initial_peak_bytes;
   }
   absl::StatusOr<PlannerResult> Materialize() {
@@ -401,7 +402,7 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   TF_ASSIGN_OR_RETURN(const PlanVerdict whole, judge());
   if (!whole.keep) {
     TF_RETURN_IF_ERROR(planner.RevertAll());
-    planner.set_rejected();
+    planner.set_rejected(whole.rejection);
     return planner.Materialize();
   }
   if (config.chains || trimmed_first) return planner.Materialize();

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,7 @@ namespace remat {
 struct PlanVerdict {
   bool keep = true;
   int64_t simulated_peak = 0;
+  std::string rejection;  // why not kept, for the report; empty when kept
 };
 
 struct PlannerConfig {
@@ -77,6 +79,7 @@ struct PlannerResult {
   int instructions_added = 0;    // clones, copies and the bitcasts they need
   int instructions_removed = 0;  // producers left with no use
   bool plan_rejected = false;    // keep_plan said no: nothing applied
+  std::string rejection;         // keep_plan's reason, when it said no
   // A move was left out because it would have passed max_extra_flops (in
   // any of the plans tried, the first of which aims at the budget).
   bool flops_capped = false;
