@@ -177,13 +177,14 @@ class RematDriver {
     report_.instructions_before = CountInstructions(*module_);
     TF_RETURN_IF_ERROR(AnalyzeModuleCosts());
     if (had_schedule_) TF_RETURN_IF_ERROR(MeasureGiven());
+    std::optional<std::string> nothing_to_do;
     {
       ScopedPhase check(&report_, "check");
-      if (std::optional<std::string> why = WhyNothingToDo()) {
-        return NothingDone(*why);
-      }
-      check.Discard();  // the checks led on: their time is the schedule's
+      nothing_to_do = WhyNothingToDo();
+      // When the checks lead on, their time is no phase of its own.
+      if (!nothing_to_do.has_value()) check.Discard();
     }
+    if (nothing_to_do.has_value()) return NothingDone(*nothing_to_do);
     TF_RETURN_IF_ERROR(Schedule());
     TF_RETURN_IF_ERROR(RewriteLoopStacks());
     TF_RETURN_IF_ERROR(MeasureFloor());

@@ -159,34 +159,6 @@ def test_nothing_is_rewritten_when_the_budget_already_holds(tmp_path):
     assert report["invariant_stacks_removed"] == 0 and STACK_SHAPE in out
 
 
-@pytest.mark.parametrize(
-    ("why", "old", "new"),
-    [
-        (
-            "the pushed value changes from step to step",
-            "ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, pushed, v)",
-            "v2 = f32[128,256] multiply(v, v)\n"
-            "  ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, pushed, v2)",
-        ),
-        (
-            "the row is not the loop counter",
-            "pushed = f32[64,128,256] dynamic-update-slice(stack, row, i, zero, zero)",
-            "pushed = f32[64,128,256] dynamic-update-slice(stack, row, zero, zero, zero)",
-        ),
-        (
-            "the loop runs fewer steps than the stack has rows",
-            "n = s32[] constant(64)\n  ROOT lt = pred[] compare(i, n)",
-            "n = s32[] constant(63)\n  ROOT lt = pred[] compare(i, n)",
-        ),
-    ],
-)
-def test_stacks_that_are_not_provably_invariant_stay(tmp_path, why, old, new):
-    assert old in STACK, why
-    report, out = run(STACK.replace(old, new, 1), tmp_path, "--xla_rematerialization_mem_limit=1M")
-    assert report["invariant_stacks_removed"] == 0, why
-    assert STACK_SHAPE in out, why
-
-
 # Two stacks in one forward loop, both read by one backward loop (an LSTM
 # layer's input and recurrent kernels): out = 64 * (sin(w) + cos(w)).
 S2 = "(s32[], f32[64,128,256], f32[64,128,256], f32[128,256], f32[128,256])"

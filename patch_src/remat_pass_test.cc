@@ -1,0 +1,516 @@
+#include "xla/service/remat/remat_pass.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_opcode.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/pattern_matcher.h"
+#include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/remat_report.h"
+#include "xla/service/remat/size_function.h"
+#include "xla/tsl/platform/statusor.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+namespace m = ::xla::match;
+
+// Every value of the hand-written modules below is f32[256,256].
+constexpr int64_t kValue = 256 * 256 * 4;
+
+// `a`, `b` and `c` stay live across the middle of the chain for the late
+// adds; `a` is cheap to recompute from `p`, which is live anyway.
+constexpr absl::string_view kChain = R"(
+HloModule chain, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} exponential(d)
+  f = f32[256,256]{1,0} add(e, c)
+  g = f32[256,256]{1,0} add(f, b)
+  ROOT r = f32[256,256]{1,0} add(g, a)
+})";
+
+// `c` is live across the t-region, but its operand `b` and b's operand `a`
+// die early: recomputing `c` alone keeps `b` alive (no gain); only the whole
+// chain a -> b -> c, from the parameter, frees memory.
+constexpr absl::string_view kPathChain = R"(
+HloModule path_chain, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} negate(a)
+  c = f32[256,256]{1,0} exponential(b)
+  e0 = f32[256,256]{1,0} add(c, p)
+  t1 = f32[256,256]{1,0} negate(e0)
+  t2 = f32[256,256]{1,0} exponential(t1)
+  t3 = f32[256,256]{1,0} add(t2, t1)
+  t4 = f32[256,256]{1,0} negate(t3)
+  t5 = f32[256,256]{1,0} add(t4, t3)
+  ROOT r = f32[256,256]{1,0} add(t5, c)
+})";
+
+// The custom-call's value is live across the peak but may not be
+// recomputed (an opaque kernel): only `a` can move.
+constexpr absl::string_view kCustomCall = R"(
+HloModule custom_call, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  cc = f32[256,256]{1,0} custom-call(p), custom_call_target="my_kernel"
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} add(c, cc)
+  ROOT r = f32[256,256]{1,0} add(d, a)
+})";
+
+// An RNG draws anew each time it runs: never recomputed.
+constexpr absl::string_view kSideEffect = R"(
+HloModule side_effect, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+  noise = f32[256,256]{1,0} rng(zero, one), distribution=rng_uniform
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} add(c, b)
+  e = f32[256,256]{1,0} add(d, noise)
+  ROOT r = f32[256,256]{1,0} add(e, a)
+})";
+
+// `w` is donated to output {0} (`new_w`). `wt`, a copy of `w` read early and
+// late, would read the updated weights if recomputed after `new_w`.
+constexpr absl::string_view kDonated = R"(
+HloModule donated, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }
+ENTRY main {
+  w = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} parameter(1)
+  wt = f32[256,256]{1,0} copy(w)
+  a = f32[256,256]{1,0} add(x, wt)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  new_w = f32[256,256]{1,0} add(w, c)
+  d = f32[256,256]{1,0} tanh(new_w)
+  e = f32[256,256]{1,0} dot(d, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f = f32[256,256]{1,0} add(e, d)
+  late = f32[256,256]{1,0} add(f, wt)
+  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(new_w, late)
+})";
+
+// `b` leaves the module: recomputing it frees nothing.
+constexpr absl::string_view kTupleOutput = R"(
+HloModule tuple_output, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} add(d, a)
+  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(e, b)
+})";
+
+constexpr absl::string_view kWhileLoop = R"(
+HloModule while_loop, is_scheduled=true
+cond {
+  s = (s32[], f32[128,128]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[128,128]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[128,128]{1,0} get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[128,128]{1,0} tanh(v)
+  ROOT out = (s32[], f32[128,128]{1,0}) tuple(i2, v2)
+}
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  a = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(a)
+  zero = s32[] constant(0)
+  init = (s32[], f32[128,128]{1,0}) tuple(zero, b)
+  loop = (s32[], f32[128,128]{1,0}) while(init), condition=cond, body=body
+  res = f32[128,128]{1,0} get-tuple-element(loop), index=1
+  c = f32[128,128]{1,0} add(res, a)
+  ROOT r = f32[128,128]{1,0} add(c, p)
+})";
+
+// `small` (64 KiB) is the only value worth recomputing (the dots cannot
+// write over an operand).
+constexpr absl::string_view kSmallNode = R"(
+HloModule small_node, is_scheduled=true
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  small = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(small)
+  c = f32[128,128]{1,0} dot(b, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[128,128]{1,0} dot(c, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[128,128]{1,0} add(d, small)
+})";
+
+RematOptions Options(int64_t budget_bytes,
+                     RematAlgorithm algorithm = RematAlgorithm::kStandard) {
+  RematOptions options;
+  options.enabled = true;
+  options.memory_limit_bytes = budget_bytes;
+  options.algorithm = algorithm;
+  // Modules of a few instructions: one recomputation is a large share of
+  // their FLOPs. The cap has tests of its own.
+  options.max_extra_flops_fraction = -1;
+  return options;
+}
+
+struct PassRun {
+  std::unique_ptr<HloModule> module;
+  RematReport report;
+};
+
+absl::StatusOr<PassRun> RunPass(absl::string_view hlo,
+                                const RematOptions& options) {
+  PassRun run;
+  TF_ASSIGN_OR_RETURN(run.module, ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(run.report,
+                      RunRemat(run.module.get(), options, PlainBytes));
+  return run;
+}
+
+// The instruction of the entry named `name`, or null.
+const HloInstruction* Named(const HloModule& module, absl::string_view name) {
+  for (const HloInstruction* instruction :
+       module.entry_computation()->instructions()) {
+    if (instruction->name() == name) return instruction;
+  }
+  return nullptr;
+}
+
+// The clones the pass made of `value` (named value.remat...).
+int ClonesOf(const HloModule& module, absl::string_view value) {
+  int clones = 0;
+  for (const HloInstruction* instruction :
+       module.entry_computation()->instructions()) {
+    if (absl::StartsWith(instruction->name(), absl::StrCat(value, ".remat"))) {
+      ++clones;
+    }
+  }
+  return clones;
+}
+
+int CountOpcode(const HloModule& module, HloOpcode opcode) {
+  int count = 0;
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (instruction->opcode() == opcode) ++count;
+    }
+  }
+  return count;
+}
+
+// The report's phases, comma-separated, in the order they ran.
+std::string PhaseOrder(const RematReport& report) {
+  std::string order;
+  for (const auto& [phase, seconds] : report.phase_seconds) {
+    absl::StrAppend(&order, order.empty() ? "" : ",", phase);
+  }
+  return order;
+}
+
+bool Decided(const RematReport& report, absl::string_view value) {
+  for (const RematDecision& decision : report.decisions) {
+    if (decision.value == value) return true;
+  }
+  return false;
+}
+
+TEST(RematPassTest, ChainRecomputesTheCheapEarlyValueNextToItsLateUse) {
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  const HloInstruction* clone = nullptr;
+  // r = add(g, a) now reads a clone of `a` rebuilt from the parameter.
+  EXPECT_TRUE(
+      Match(run->module->entry_computation()->root_instruction(),
+            m::Add(m::Op().WithName("g"), m::Exp(&clone, m::Parameter(0)))));
+  ASSERT_NE(clone, nullptr);
+  EXPECT_TRUE(absl::StartsWith(clone->name(), "a.remat"));
+  // Pinned after its trigger point: a later scheduler may not hoist it back
+  // next to `a`.
+  EXPECT_FALSE(clone->control_predecessors().empty());
+  // Five values at the simulated peak before, four after; three at the floor.
+  EXPECT_EQ(run->report.heap_sim_before_bytes, 5 * kValue);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kValue);
+  EXPECT_EQ(run->report.floor_bytes, 3 * kValue);
+  EXPECT_EQ(run->report.recomputed, 1);
+  EXPECT_FALSE(run->report.budget_met);  // 1 byte is below anything reachable
+}
+
+TEST(RematPassTest, ABudgetAboveThePeakChangesNothing) {
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(int64_t{1} << 30));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->report.budget_met);
+  EXPECT_EQ(run->report.instructions_added, 0);
+  EXPECT_EQ(run->report.heap_sim_after_bytes,
+            run->report.heap_sim_before_bytes);
+  EXPECT_EQ(run->report.scheduler_chosen, "unchanged");
+  EXPECT_TRUE(absl::StrContains(run->report.note, "nothing done"));
+  EXPECT_EQ(run->module->entry_computation()->instruction_count(), 9);
+}
+
+TEST(RematPassTest, AReachableBudgetIsMet) {
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(4 * kValue));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->report.budget_met);
+  EXPECT_LE(run->report.heap_sim_after_bytes, 4 * kValue);
+  EXPECT_EQ(run->report.allocation_after_bytes,
+            run->report.heap_sim_after_bytes);  // CPU: the simulator's figure
+}
+
+TEST(RematPassTest, ARelativeBudgetBecomesBytesOfThePeakBefore) {
+  RematOptions options = Options(0);
+  options.memory_limit_fraction = 0.5;
+  absl::StatusOr<PassRun> run = RunPass(kChain, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.budget_bytes, 5 * kValue / 2);
+  EXPECT_TRUE(absl::StrContains(run->report.note, "budget 0.5x of 1310720"));
+}
+
+TEST(RematPassTest, TheTrackerCountsOneValueMoreThanTheSimulatorOnAChain) {
+  // HeapSimulator lets an elementwise op write over a dying operand; the
+  // tracker does not model that reuse, so on the chain (one reuse at the
+  // peak) it is exactly one value above, never below.
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(int64_t{1} << 30));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.peak_before_bytes - run->report.heap_sim_before_bytes,
+            kValue);
+}
+
+TEST(RematPassTest, StandardLeavesAChainThatOnlyPaysWhole) {
+  absl::StatusOr<PassRun> run = RunPass(kPathChain, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.recomputed, 0);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kValue);
+}
+
+TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
+  absl::StatusOr<PassRun> run =
+      RunPass(kPathChain, Options(1, RematAlgorithm::kPath));
+  ASSERT_TRUE(run.ok()) << run.status();
+  // r = add(t5, exp(negate(exp(p)))): the chain a -> b -> c, cloned.
+  EXPECT_TRUE(Match(run->module->entry_computation()->root_instruction(),
+                    m::Add(m::Op().WithName("t5"),
+                           m::Exp(m::Negate(m::Exp(m::Parameter(0))))
+                               .WithPredicate([](const HloInstruction* c) {
+                                 return absl::StartsWith(c->name(), "c.remat");
+                               }))));
+  EXPECT_EQ(run->report.recomputed, 3);
+  // Down to the floor: three values.
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 3 * kValue);
+  EXPECT_EQ(run->report.floor_bytes, 3 * kValue);
+  EXPECT_TRUE(absl::StrContains(run->report.note, "articulation points"));
+}
+
+TEST(RematPassTest, ACustomCallIsNeverRecomputed) {
+  absl::StatusOr<PassRun> run = RunPass(kCustomCall, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(CountOpcode(*run->module, HloOpcode::kCustomCall), 1);
+  EXPECT_FALSE(Decided(run->report, "cc"));
+  EXPECT_TRUE(Decided(run->report, "a"));
+}
+
+TEST(RematPassTest, ARandomNumberGeneratorIsNeverRecomputed) {
+  absl::StatusOr<PassRun> run = RunPass(kSideEffect, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(CountOpcode(*run->module, HloOpcode::kRng), 1);
+  EXPECT_FALSE(Decided(run->report, "noise"));
+  EXPECT_LT(run->report.heap_sim_after_bytes,
+            run->report.heap_sim_before_bytes);
+}
+
+TEST(RematPassTest, AReadOfADonatedParameterStaysBeforeTheUpdate) {
+  absl::StatusOr<PassRun> run = RunPass(kDonated, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(ClonesOf(*run->module, "wt"), 0);
+  // Without the alias the same copy is the one worth recomputing: the alias
+  // is what keeps it in place.
+  const std::string free = absl::StrReplaceAll(
+      kDonated, {{", input_output_alias={ {0}: (0, {}, may-alias) }", ""}});
+  absl::StatusOr<PassRun> unaliased = RunPass(free, Options(1));
+  ASSERT_TRUE(unaliased.ok()) << unaliased.status();
+  EXPECT_EQ(ClonesOf(*unaliased->module, "wt"), 1);
+}
+
+TEST(RematPassTest, ALiveOutValueIsNotRecomputed) {
+  absl::StatusOr<PassRun> run = RunPass(kTupleOutput, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(Decided(run->report, "b"));
+  EXPECT_EQ(ClonesOf(*run->module, "b"), 0);
+}
+
+TEST(RematPassTest, AWhileLoopIsNeverRecomputedButItsOperandsMayBe) {
+  absl::StatusOr<PassRun> run = RunPass(kWhileLoop, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(CountOpcode(*run->module, HloOpcode::kWhile), 1);
+  // c = add(res, a) reads a clone of `a` after the loop.
+  EXPECT_TRUE(Match(Named(*run->module, "c"),
+                    m::Add(m::GetTupleElement(m::Op().WithName("loop"), 1),
+                           m::Exp(m::Parameter(0)))));
+}
+
+TEST(RematPassTest, TheSmallNodeLimitKeepsSmallValues) {
+  absl::StatusOr<PassRun> without = RunPass(kSmallNode, Options(1));
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(ClonesOf(*without->module, "small"), 1);
+  RematOptions options = Options(1);
+  options.small_node_limit_mib = 1;  // 64 KiB is below it
+  absl::StatusOr<PassRun> with = RunPass(kSmallNode, options);
+  ASSERT_TRUE(with.ok()) << with.status();
+  EXPECT_EQ(with->report.recomputed, 0);
+  EXPECT_EQ(ClonesOf(*with->module, "small"), 0);
+}
+
+TEST(RematPassTest, AnUnscheduledModuleIsScheduledFirst) {
+  const std::string unscheduled =
+      absl::StrReplaceAll(kChain, {{", is_scheduled=true", ""}});
+  absl::StatusOr<PassRun> run = RunPass(unscheduled, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->module->has_schedule());
+  EXPECT_TRUE(run->report.rescheduled);
+  EXPECT_EQ(ClonesOf(*run->module, "a"), 1);
+}
+
+TEST(RematPassTest, TheGivenSchedulerNeedsASchedule) {
+  const std::string unscheduled =
+      absl::StrReplaceAll(kChain, {{", is_scheduled=true", ""}});
+  RematOptions options = Options(1);
+  options.scheduler = RematScheduler::kGiven;
+  absl::StatusOr<PassRun> run = RunPass(unscheduled, options);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(run.status().message(), "has none"));
+}
+
+TEST(RematPassTest, TheGivenScheduleIsKeptWhenAskedFor) {
+  RematOptions options = Options(1);
+  options.scheduler = RematScheduler::kGiven;
+  absl::StatusOr<PassRun> run = RunPass(kChain, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.scheduler_chosen, "given");
+  EXPECT_FALSE(run->report.rescheduled);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kValue);
+}
+
+TEST(RematPassTest, DumpsWithoutAFolderAreRefusedWithTheFix) {
+  RematOptions options = Options(1);
+  options.dump_dot = true;
+  absl::StatusOr<PassRun> run = RunPass(kChain, options);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(run.status().message(), "--xla_dump_to"));
+}
+
+TEST(RematPassTest, ADisabledPassReportsSoAndTouchesNothing) {
+  RematOptions options = Options(1);
+  options.enabled = false;
+  absl::StatusOr<PassRun> run = RunPass(kChain, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.note, "pass disabled");
+  EXPECT_EQ(run->module->entry_computation()->instruction_count(), 9);
+}
+
+TEST(RematPassTest, CompressUnderPlainBytesSaysThereIsNothingCompact) {
+  absl::StatusOr<PassRun> run =
+      RunPass(kChain, Options(1, RematAlgorithm::kCompress));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.compressed, 0);
+  EXPECT_TRUE(absl::StrContains(run->report.note,
+                                "no value has a smaller compact form"));
+  EXPECT_EQ(run->report.heap_sim_after_bytes,
+            run->report.heap_sim_before_bytes);
+}
+
+TEST(RematPassTest, TheXlaBaselineRunsOnTheSameModule) {
+  absl::StatusOr<PassRun> run =
+      RunPass(kChain, Options(1, RematAlgorithm::kXla));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->report.algorithm, "xla");
+  EXPECT_TRUE(absl::StrContains(run->report.note, "HloRematerialization"));
+  EXPECT_EQ(PhaseOrder(run->report), "costs,schedule,xla,verify");
+}
+
+TEST(RematPassTest, ThePassTimeIsTheSumOfItsPhasesInTheOrderRun) {
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(1));
+  ASSERT_TRUE(run.ok()) << run.status();
+  double sum = 0;
+  for (const auto& [phase, seconds] : run->report.phase_seconds) {
+    EXPECT_GE(seconds, 0) << phase;
+    sum += seconds;
+  }
+  EXPECT_DOUBLE_EQ(sum, run->report.pass_seconds);
+  EXPECT_EQ(PhaseOrder(run->report),
+            "costs,schedule,loop_stacks,plan,judge,callees,verify");
+}
+
+TEST(RematPassTest, NothingDoneIsTimedAsACheck) {
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(int64_t{1} << 30));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(PhaseOrder(run->report), "costs,check");
+}
+
+TEST(RematPassTest, TheHloPassSaysWhetherItChangedTheModule) {
+  for (const auto& [budget, changed] :
+       {std::pair<int64_t, bool>{int64_t{1} << 30, false}, {1, true}}) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        ParseAndReturnUnverifiedModule(kChain);
+    ASSERT_TRUE(module.ok()) << module.status();
+    RematerializationPass pass(Options(budget), PlainBytes);
+    absl::StatusOr<bool> result = pass.Run(module->get());
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(*result, changed) << "budget " << budget;
+    EXPECT_EQ(pass.last_report().budget_bytes, budget);
+  }
+}
+
+class EverySchedulerTest : public ::testing::TestWithParam<RematScheduler> {};
+
+TEST_P(EverySchedulerTest, RunsAndLowersTheChainsPeak) {
+  RematOptions options = Options(1);
+  options.scheduler = GetParam();
+  absl::StatusOr<PassRun> run = RunPass(kChain, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_LT(run->report.heap_sim_after_bytes,
+            run->report.heap_sim_before_bytes);
+  EXPECT_TRUE(run->module->schedule().Verify().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, EverySchedulerTest,
+                         ::testing::Values(RematScheduler::kDefault,
+                                           RematScheduler::kPostorder,
+                                           RematScheduler::kDfs,
+                                           RematScheduler::kList));
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla

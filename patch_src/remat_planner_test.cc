@@ -1,0 +1,219 @@
+#include "xla/service/remat/remat_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/pattern_matcher.h"
+#include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/size_function.h"
+#include "xla/tsl/platform/statusor.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+namespace m = ::xla::match;
+
+constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
+
+// `a`, `b`, `c` wait across the middle for the late adds; `a` is one
+// exponential of the parameter away.
+constexpr absl::string_view kChain = R"(
+HloModule chain, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} exponential(d)
+  f = f32[256,256]{1,0} add(e, c)
+  g = f32[256,256]{1,0} add(f, b)
+  ROOT r = f32[256,256]{1,0} add(g, a)
+})";
+
+// Only the whole chain a -> b -> c, rebuilt from the parameter, frees memory.
+constexpr absl::string_view kPathChain = R"(
+HloModule path_chain, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} negate(a)
+  c = f32[256,256]{1,0} exponential(b)
+  e0 = f32[256,256]{1,0} add(c, p)
+  t1 = f32[256,256]{1,0} negate(e0)
+  t2 = f32[256,256]{1,0} exponential(t1)
+  t3 = f32[256,256]{1,0} add(t2, t1)
+  t4 = f32[256,256]{1,0} negate(t3)
+  t5 = f32[256,256]{1,0} add(t4, t3)
+  ROOT r = f32[256,256]{1,0} add(t5, c)
+})";
+
+// A module, its costs and the planner's result on it.
+struct Planned {
+  std::unique_ptr<HloModule> module;
+  PlannerResult result;
+};
+
+absl::StatusOr<Planned> Plan(absl::string_view hlo,
+                             const PlannerConfig& config) {
+  Planned planned;
+  TF_ASSIGN_OR_RETURN(planned.module, ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs,
+                      AnalyzeCosts(*planned.module, PlainBytes));
+  TF_ASSIGN_OR_RETURN(
+      planned.result,
+      RunRematPlanner(planned.module.get(), config, PlainBytes, *costs));
+  return planned;
+}
+
+PlannerConfig AsLowAsPossible() {
+  PlannerConfig config;
+  config.target_bytes = 1;
+  return config;
+}
+
+int64_t EntrySize(const HloModule& module) {
+  return module.entry_computation()->instruction_count();
+}
+
+TEST(RematPlannerTest, NeedsASchedule) {
+  const std::string unscheduled =
+      absl::StrReplaceAll(kChain, {{", is_scheduled=true", ""}});
+  absl::StatusOr<Planned> planned = Plan(unscheduled, AsLowAsPossible());
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(
+      absl::StrContains(planned.status().message(), "needs a schedule"));
+}
+
+TEST(RematPlannerTest, RecomputesTheCheapValueAndSaysWhereAndWhy) {
+  absl::StatusOr<Planned> planned = Plan(kChain, AsLowAsPossible());
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const PlannerResult& result = planned->result;
+  EXPECT_EQ(result.recomputed, 1);
+  EXPECT_EQ(result.pinned, 1);
+  EXPECT_LT(result.planned_peak_bytes, result.initial_peak_bytes);
+  ASSERT_EQ(result.decisions.size(), 1);
+  const RematDecision& decision = result.decisions.front();
+  EXPECT_EQ(decision.action, RematAction::kRecompute);
+  EXPECT_EQ(decision.value, "a");
+  EXPECT_EQ(decision.before, "r");  // the late use it now serves
+  EXPECT_EQ(decision.bytes_saved, kValue);
+  const HloInstruction* root =
+      planned->module->entry_computation()->root_instruction();
+  EXPECT_TRUE(Match(root, m::Add(m::Op(), m::Exp(m::Parameter(0)))));
+  EXPECT_TRUE(planned->module->schedule().Verify().ok());
+}
+
+TEST(RematPlannerTest, AJudgeThatSaysNoLeavesTheModuleAsGivenWithItsReason) {
+  PlannerConfig config = AsLowAsPossible();
+  int64_t judged_instructions = 0;
+  config.keep_plan =
+      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    judged_instructions = EntrySize(planned);
+    return PlanVerdict{/*keep=*/false, /*simulated_peak=*/0, "just because"};
+  };
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  // The judge saw a copy with the plan applied; the module kept its nine.
+  EXPECT_GT(judged_instructions, 9);
+  EXPECT_EQ(EntrySize(*planned->module), 9);
+  EXPECT_TRUE(planned->result.plan_rejected);
+  EXPECT_EQ(planned->result.rejection, "just because");
+  EXPECT_EQ(planned->result.planned_peak_bytes,
+            planned->result.initial_peak_bytes);
+  EXPECT_GE(planned->result.judge_seconds, 0);
+}
+
+TEST(RematPlannerTest, AJudgeThatSaysYesKeepsThePlan) {
+  PlannerConfig config = AsLowAsPossible();
+  int judged = 0;
+  config.keep_plan =
+      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    ++judged;
+    return PlanVerdict{/*keep=*/true, /*simulated_peak=*/0, ""};
+  };
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_GE(judged, 1);
+  EXPECT_FALSE(planned->result.plan_rejected);
+  EXPECT_EQ(planned->result.recomputed, 1);
+  EXPECT_EQ(EntrySize(*planned->module), 10);
+}
+
+TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
+  PlannerConfig config = AsLowAsPossible();
+  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+    return absl::InternalError("simulator failed");
+  };
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.status().message(), "simulator failed");
+}
+
+TEST(RematPlannerTest, ACapOfNoFlopsMakesNoMoveAndSaysSo) {
+  PlannerConfig config = AsLowAsPossible();
+  config.max_extra_flops = 0;
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->result.recomputed, 0);
+  EXPECT_TRUE(planned->result.flops_capped);
+  EXPECT_EQ(EntrySize(*planned->module), 9);
+}
+
+TEST(RematPlannerTest, ValuesAtOrBelowTheSizeLimitAreNoCandidates) {
+  PlannerConfig config = AsLowAsPossible();
+  config.min_candidate_bytes = kValue;
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->result.recomputed, 0);
+  EXPECT_TRUE(planned->result.decisions.empty());
+}
+
+TEST(RematPlannerTest, ATargetAtThePeakNeedsNoMove) {
+  absl::StatusOr<Planned> first = Plan(kChain, AsLowAsPossible());
+  ASSERT_TRUE(first.ok()) << first.status();
+  PlannerConfig config;
+  config.target_bytes = first->result.initial_peak_bytes;
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->result.recomputed, 0);
+  EXPECT_EQ(planned->result.plans_tried, 1);
+}
+
+TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
+  absl::StatusOr<Planned> single = Plan(kPathChain, AsLowAsPossible());
+  ASSERT_TRUE(single.ok()) << single.status();
+  EXPECT_EQ(single->result.recomputed, 0);
+  PlannerConfig config = AsLowAsPossible();
+  config.chains = true;
+  absl::StatusOr<Planned> chained = Plan(kPathChain, config);
+  ASSERT_TRUE(chained.ok()) << chained.status();
+  EXPECT_EQ(chained->result.recomputed, 3);
+  EXPECT_EQ(
+      chained->result.initial_peak_bytes - chained->result.planned_peak_bytes,
+      kValue);
+  EXPECT_TRUE(Match(chained->module->entry_computation()->root_instruction(),
+                    m::Add(m::Op().WithName("t5"),
+                           m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
