@@ -188,32 +188,46 @@ std::optional<Push> MatchPush(const HloInstruction* push,
   return found;
 }
 
-// A read: bitcast/reshape(dynamic-slice(stack, row, 0, ...)) to the value's
-// dimensions, plain or as a fusion whose one stack parameter feeds only it.
-bool IsRead(const HloInstruction* read, const HloInstruction* stack_element,
-            const Shape& value_shape) {
-  const HloInstruction* root = read;
+// One row of the stack: dynamic-slice(stack, row, 0, ...) with the row's
+// shape, plain or as the root of a fusion whose one stack parameter feeds
+// only it (XLA:GPU fuses the pop so, the row index computed inside). Every
+// row holds the value, so which row is read does not matter.
+bool IsRowSlice(const HloInstruction* slice,
+                const HloInstruction* stack_element, const Shape& value_shape) {
+  const HloInstruction* root = slice;
   const HloInstruction* stack = stack_element;
-  if (read->opcode() == HloOpcode::kFusion) {
-    if (read->OperandIndices(stack_element).size() != 1) return false;
-    root = read->fused_expression_root();
-    stack = read->fused_parameter(read->operand_index(stack_element));
+  if (slice->opcode() == HloOpcode::kFusion) {
+    if (slice->OperandIndices(stack_element).size() != 1) return false;
+    root = slice->fused_expression_root();
+    stack = slice->fused_parameter(slice->operand_index(stack_element));
     if (stack->user_count() != 1) return false;
   }
-  if (!ShapeUtil::SameDimensions(root->shape(), value_shape) ||
-      !IsUnitReshape(root)) {
+  if (root->opcode() != HloOpcode::kDynamicSlice || root->operand(0) != stack ||
+      !IsRowOf(root->shape(), stack->shape(), value_shape)) {
     return false;
   }
-  const HloInstruction* slice = root->operand(0);
-  if (slice->opcode() != HloOpcode::kDynamicSlice ||
-      slice->operand(0) != stack ||
-      !IsRowOf(slice->shape(), stack->shape(), value_shape)) {
-    return false;
-  }
-  for (int64_t i = 2; i < slice->operand_count(); ++i) {
-    if (!IsZeroConstant(slice->operand(i))) return false;
+  for (int64_t i = 2; i < root->operand_count(); ++i) {
+    if (!IsZeroConstant(root->operand(i))) return false;
   }
   return true;
+}
+
+// A read: bitcast/reshape of a row slice to the value's dimensions; or a
+// fusion that does both (XLA:CPU's form), its one stack parameter feeding
+// only the slice.
+bool IsRead(const HloInstruction* read, const HloInstruction* stack_element,
+            const Shape& value_shape) {
+  if (!ShapeUtil::SameDimensions(read->shape(), value_shape)) return false;
+  if (read->opcode() != HloOpcode::kFusion) {
+    return IsUnitReshape(read) &&
+           IsRowSlice(read->operand(0), stack_element, value_shape);
+  }
+  if (read->OperandIndices(stack_element).size() != 1) return false;
+  const HloInstruction* root = read->fused_expression_root();
+  const HloInstruction* stack =
+      read->fused_parameter(read->operand_index(stack_element));
+  return stack->user_count() == 1 && IsUnitReshape(root) &&
+         IsRowSlice(root->operand(0), stack, value_shape);
 }
 
 // The reads of the backward loop's element `index`, or nullopt when the
@@ -239,8 +253,9 @@ std::optional<std::vector<HloInstruction*>> FindReads(
         }
         continue;
       }
-      if (user->opcode() == HloOpcode::kDynamicSlice) {
-        // An unfused slice: every user of it must complete a read.
+      if (IsRowSlice(user, element, value_shape)) {
+        // A slice without its reshape (plain, or fused as on GPU): every
+        // user of it must complete a read.
         for (HloInstruction* reshaped : user->users()) {
           if (!IsRead(reshaped, element, value_shape)) return std::nullopt;
           reads.push_back(reshaped);
@@ -350,14 +365,28 @@ void CopyValueOut(FoundStack& found) {
       found.pair.value_shape, HloOpcode::kCopy, element));
 }
 
+// XLA's DCE keeps an instruction that has control edges (XLA:GPU's
+// scheduling leaves them on pushes and reads), and a dead push or read kept
+// so would keep its stack alive: hands its edges on and removes it.
+absl::Status RemoveIfDead(HloInstruction* instruction) {
+  if (instruction->user_count() != 0 ||
+      instruction == instruction->parent()->root_instruction()) {
+    return absl::OkStatus();
+  }
+  TF_RETURN_IF_ERROR(instruction->SafelyDropAllControlDependencies());
+  return instruction->parent()->RemoveInstruction(instruction);
+}
+
 // The forward loop now passes the stack through untouched: the push dies.
 absl::Status StopPushing(const FoundStack& found) {
   HloComputation* body = found.pair.forward->while_body();
+  HloInstruction* root = body->root_instruction();
+  HloInstruction* push = root->mutable_operand(found.stack_index);
   HloInstruction* passed =
       body->AddInstruction(HloInstruction::CreateGetTupleElement(
           body->parameter_instruction(0), found.stack_index));
-  return body->root_instruction()->ReplaceOperandWith(found.stack_index,
-                                                      passed);
+  TF_RETURN_IF_ERROR(root->ReplaceOperandWith(found.stack_index, passed));
+  return RemoveIfDead(push);
 }
 
 // Makes `backward` read each stack's value instead of its rows. Every value
@@ -396,6 +425,13 @@ absl::Status ReadValuesInstead(HloInstruction* backward,
             read->shape(), HloOpcode::kCopy, in_body));
       }
       TF_RETURN_IF_ERROR(read->ReplaceAllUsesWith(replacement));
+      // A plain read is a reshape of the row slice, which dies with its
+      // last read; a fused read holds its slice inside.
+      HloInstruction* slice = read->opcode() == HloOpcode::kFusion
+                                  ? nullptr
+                                  : read->mutable_operand(0);
+      TF_RETURN_IF_ERROR(RemoveIfDead(read));
+      if (slice != nullptr) TF_RETURN_IF_ERROR(RemoveIfDead(slice));
     }
   }
   return absl::OkStatus();
