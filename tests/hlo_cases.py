@@ -1,4 +1,5 @@
-"""Small HLO modules written for the tests, each with a known answer."""
+"""Small HLO modules for the CLI-level tests, each with a known answer. The
+hand-solved cases of the pass itself live beside it in C++ (patch_src/*_test.cc)."""
 
 from __future__ import annotations
 
@@ -134,38 +135,6 @@ ENTRY main {
 }
 """
 
-# The custom-call and the RNG produce the values live across the peak; neither
-# may be recomputed, so only `a` can move.
-CUSTOM_CALL = """
-HloModule custom_call, is_scheduled=true
-
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  cc = f32[256,256]{1,0} custom-call(p), custom_call_target="my_kernel"
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} add(c, cc)
-  ROOT r = f32[256,256]{1,0} add(d, a)
-}
-"""
-
-SIDE_EFFECT = """
-HloModule side_effect, is_scheduled=true
-
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  zero = f32[] constant(0)
-  one = f32[] constant(1)
-  noise = f32[256,256]{1,0} rng(zero, one), distribution=rng_uniform
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} add(c, b)
-  e = f32[256,256]{1,0} add(d, noise)
-  ROOT r = f32[256,256]{1,0} add(e, a)
-}
-"""
 
 # `small` (64 KiB) is the only candidate, and recomputing it lowers the peak
 # (the dots cannot write over an operand); with a small-node limit of 1 MiB it
@@ -195,28 +164,6 @@ ENTRY main {
 }
 """
 
-# `w` is donated: output {0} (`new_w`) is written into its buffer. `wt`, a copy
-# of `w` read early by `a`, is live across the peak until `late`, which reads
-# `new_w` and so runs after it; a recomputed `wt` there would read the
-# updated weights.
-DONATED = """
-HloModule donated, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }
-
-ENTRY main {
-  w = f32[256,256]{1,0} parameter(0)
-  x = f32[256,256]{1,0} parameter(1)
-  wt = f32[256,256]{1,0} copy(w)
-  a = f32[256,256]{1,0} add(x, wt)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  new_w = f32[256,256]{1,0} add(w, c)
-  d = f32[256,256]{1,0} tanh(new_w)
-  e = f32[256,256]{1,0} dot(d, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  f = f32[256,256]{1,0} add(e, d)
-  late = f32[256,256]{1,0} add(f, wt)
-  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(new_w, late)
-}
-"""
 
 # Parses, but the add's operands disagree in shape.
 SHAPE_MISMATCH = """
