@@ -43,9 +43,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reports", type=Path, default=Path.cwd() / "reports", help="where results land"
     )
+    parser.add_argument(
+        "--budget-fraction",
+        type=float,
+        default=None,
+        help="the pass's budget as a share of each model's measured peak "
+        "(default: tests/baselines.json's, 0.5)",
+    )
+    parser.add_argument(
+        "--algorithm",
+        default="",
+        help="the algorithm the GPU runs use (default: tests/baselines.json's, path)",
+    )
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments")
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
     args = parser.parse_args(argv)
+    if args.budget_fraction is not None and not 0 < args.budget_fraction < 1:
+        parser.error(f"--budget-fraction {args.budget_fraction}: a share in (0, 1), e.g. 0.5")
     wheels = sorted(args.wheels.glob("tensorflow-*.whl")) if args.wheels.is_dir() else []
     if not wheels and not args.dry_run:
         print(
@@ -75,7 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     if code != 0:
         return code
     args.reports.mkdir(parents=True, exist_ok=True)
-    env = ["-e", f"REMAT_GPU_TARGET={args.gpu_target}"] if args.gpu_target else []
+    env = []
+    for name, value in (
+        ("REMAT_GPU_TARGET", args.gpu_target),
+        ("REMAT_GPU_BUDGET_FRACTION", args.budget_fraction),
+        ("REMAT_GPU_ALGORITHM", args.algorithm),
+    ):
+        if value not in ("", None):
+            env += ["-e", f"{name}={value}"]
     pytest = [".venv/bin/pytest", "-m", "gpu", "-ra", "tests", *shlex.split(args.pytest_args)]
     mount = ["-v", f"{args.reports.resolve()}:/work/reports"]
     return run([docker, "run", "--rm", "--gpus", "all", *mount, *env, IMAGE, *pytest], args.dry_run)

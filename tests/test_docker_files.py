@@ -60,6 +60,10 @@ def test_run_suite_passes_the_wheel_folder_target_and_mount(tmp_path):
             "a100_sxm_80",
             "--reports",
             str(tmp_path / "out"),
+            "--budget-fraction",
+            "0.4",
+            "--algorithm",
+            "standard",
         ],
         capture_output=True,
         text=True,
@@ -69,3 +73,13 @@ def test_run_suite_passes_the_wheel_folder_target_and_mount(tmp_path):
     assert "--build-arg PYTHON_VERSION=3.11" in proc.stdout  # the wheel's own Python
     assert f"-v {tmp_path / 'out'}:/work/reports" in proc.stdout
     assert "-e REMAT_GPU_TARGET=a100_sxm_80" in proc.stdout
+    assert "-e REMAT_GPU_BUDGET_FRACTION=0.4 -e REMAT_GPU_ALGORITHM=standard" in proc.stdout
+
+
+def test_run_suite_refuses_a_budget_that_is_no_share():
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "run_suite.py"), "--dry-run", "--budget-fraction", "50"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "(0, 1)" in proc.stderr
