@@ -74,6 +74,15 @@ def test_a_dot_with_one_operand_is_refused(engine, tmp_path):
     assert "dot takes 2 operand(s), has 1" in _one_short_line(proc.stderr)
 
 
+def test_an_unexpected_attribute_is_named_without_the_parsers_list(engine, tmp_path):
+    text = "HloModule m\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\n"
+    text += "  ROOT n = f32[4]{0} negate(p), direction=LT\n}\n"
+    proc = _run(engine, tmp_path, text)
+    line = _one_short_line(proc.stderr)
+    assert 'line 5, instruction n: unexpected attribute "direction"' in line, line
+    assert "Allowed attributes" not in line and len(line) < 200
+
+
 def test_injected_bytes_are_escaped_on_one_line(engine, tmp_path):
     text = hlo_cases.CHAIN.replace("parameter(0)", "param\x01\x02\n\n\neter(0)")
     proc = _run(engine, tmp_path, text.encode("latin-1") + b"\xff\xfe")

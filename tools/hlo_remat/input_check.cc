@@ -366,6 +366,11 @@ std::string ShortHloMessage(absl::string_view text, absl::string_view message) {
         "statistics", "origin"}) {
     what = WithoutAttribute(std::move(what), key);
   }
+  // The parser lists every attribute the opcode allows: noise, not the fix.
+  if (size_t list = what.find(". Allowed attributes:");
+      list != std::string::npos) {
+    what.erase(list);
+  }
   what = Truncated(Printable(what), kDetailLimit);
   return where.empty() ? what : absl::StrCat(where, ": ", what);
 }
