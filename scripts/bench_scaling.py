@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
 from remat_harness.sweep import budget_bytes, engine_build
@@ -75,10 +75,7 @@ def _measure_once(
     hlo = produce_hlo(spec) / "step.hlo"
     baseline = baseline_peak(hlo, work / spec.key)
     limit = budget_bytes(budget, baseline)
-    flags = [
-        f"--xla_rematerialization_algorithm={algorithm}",
-        f"--xla_rematerialization_mem_limit={limit}",
-    ]
+    flags = RematFlags(limit, algorithm).args()
     report_path = work / spec.key / f"{algorithm}.{budget}.json"
     run = run_hlo_remat(hlo, flags, report_path, timeout_s=timeout_s)
     if run.returncode != 0 or run.report is None:

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from remat_harness.engine import allocated
+from remat_harness.engine import RematFlags, allocated
 from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec
 from remat_harness.paths import REPORTS_DIR
@@ -78,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                     run = run_gpu(
                         spec,
                         args.target,
-                        [
-                            f"--xla_rematerialization_algorithm={algorithm}",
-                            f"--xla_rematerialization_mem_limit={int(peak * fraction)}",
-                        ],
+                        RematFlags(int(peak * fraction), algorithm).args(),
                         report_path,
                     )
                     error = "" if run.returncode == 0 else run.stderr.strip()[-300:]

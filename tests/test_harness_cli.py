@@ -76,3 +76,18 @@ def test_a_non_editable_install_fails_at_once_with_the_fix(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.startswith("remat-harness 0.1.0")
+
+
+def test_the_pass_flags_are_spelled_in_one_place():
+    from remat_harness.engine import MEASURE_ONLY, RematFlags
+
+    flags = RematFlags("0.5x", "path", "DFS", "none")
+    assert flags.args() == [
+        "--xla_rematerialization_mem_limit=0.5x",
+        "--xla_rematerialization_algorithm=path",
+        "--xla_rematerialization_scheduler=DFS",
+        "--xla_rematerialization_max_extra_flops=none",
+    ]
+    assert flags.xla_flags().startswith("--xla_use_hlo_rematerialization --xla_rem")
+    assert RematFlags(algorithm="xla").args() == ["--xla_rematerialization_algorithm=xla"]
+    assert MEASURE_ONLY.args() == [f"--xla_rematerialization_mem_limit={1 << 60}"]

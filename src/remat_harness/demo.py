@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from remat_harness.engine import allocated, baseline_peak, run_hlo_remat
+from remat_harness.engine import RematFlags, allocated, baseline_peak, run_hlo_remat
 from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
@@ -52,11 +52,7 @@ def run_demo(
             report_path = out_dir / f"{spec.key}.{algorithm}.{scheduler}.json"
             run = run_hlo_remat(
                 hlo,
-                [
-                    f"--xla_rematerialization_algorithm={algorithm}",
-                    f"--xla_rematerialization_scheduler={scheduler}",
-                    f"--xla_rematerialization_mem_limit={budget}",
-                ],
+                RematFlags(budget, algorithm, scheduler).args(),
                 report_path,
                 check_numerics=check_numerics,
             )
@@ -96,10 +92,7 @@ def run_gpu_demo(
         run = run_gpu(
             spec,
             target,
-            [
-                f"--xla_rematerialization_algorithm={algorithm}",
-                f"--xla_rematerialization_mem_limit={budget}",
-            ],
+            RematFlags(budget, algorithm).args(),
             gpu_dir / f"{spec.key}.{algorithm}.json",
         )
         error = "" if run.returncode == 0 else run.stderr.strip().splitlines()[-1]

@@ -12,6 +12,34 @@ from remat_harness.paths import hlo_remat_binary
 NO_BUDGET = 1 << 60  # above any peak: the engine measures and changes nothing
 
 
+@dataclass(frozen=True)
+class RematFlags:
+    """The pass's flags for one run, spelled in one place: hlo-remat takes
+    them as arguments, a patched TensorFlow in XLA_FLAGS. None leaves a flag
+    out (the engine's default)."""
+
+    budget: int | str | None = None  # bytes, "512M" or "0.5x"
+    algorithm: str | None = None
+    scheduler: str | None = None
+    max_extra_flops: float | str | None = None  # a fraction, or "none"
+
+    def args(self) -> list[str]:
+        values = (
+            ("mem_limit", self.budget),
+            ("algorithm", self.algorithm),
+            ("scheduler", self.scheduler),
+            ("max_extra_flops", self.max_extra_flops),
+        )
+        return [f"--xla_rematerialization_{name}={v}" for name, v in values if v not in (None, "")]
+
+    def xla_flags(self) -> str:
+        """For XLA_FLAGS: the pass switched on, then the same flags."""
+        return " ".join(["--xla_use_hlo_rematerialization", *self.args()])
+
+
+MEASURE_ONLY = RematFlags(budget=NO_BUDGET)
+
+
 @dataclass
 class EngineRun:
     returncode: int
@@ -50,9 +78,7 @@ def allocated(record: dict, when: str) -> int:
 
 def baseline_peak(hlo: Path, work_dir: Path) -> int:
     """What the platform allocates for the module on its own schedule."""
-    run = run_hlo_remat(
-        hlo, [f"--xla_rematerialization_mem_limit={NO_BUDGET}"], work_dir / "baseline.json"
-    )
+    run = run_hlo_remat(hlo, MEASURE_ONLY.args(), work_dir / "baseline.json")
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"hlo-remat failed on {hlo}: {run.stderr.strip()[-500:]}")
     return allocated(run.report, "before")

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from remat_harness.engine import NO_BUDGET
+from remat_harness.engine import MEASURE_ONLY, RematFlags
 from remat_harness.paths import CACHE_DIR, hlo_remat_binary
 from remat_harness.sweep import ALGORITHMS
 
@@ -259,7 +259,7 @@ def output_is_valid(output: Path, timeout_s: float) -> str | None:
     """None if `output` re-parses and verifies (a run that changes nothing)."""
     report = output.with_suffix(".check.json")
     run = run_engine(
-        [str(output), "--report", str(report), f"--xla_rematerialization_mem_limit={NO_BUDGET}"],
+        [str(output), "--report", str(report), *MEASURE_ONLY.args()],
         timeout_s,
     )
     if run.returncode != 0:
@@ -297,7 +297,7 @@ def _one_mutant(
     path.write_text(mutant, encoding="latin-1", errors="replace")
     output = work / f"{case}.out.hlo"
     args = [str(path), "-o", str(output), "--report", str(work / f"{case}.json")]
-    args.append(f"--xla_rematerialization_algorithm={rng.choice(ALGORITHMS)}")
+    args += RematFlags(algorithm=rng.choice(ALGORITHMS)).args()
     run = run_engine(args, timeout_s)
     findings = []
     detail_of = f"{name}: {how}"
@@ -399,7 +399,7 @@ def _one_step(
             str(step),
             "--report",
             str(work / "base.json"),
-            f"--xla_rematerialization_mem_limit={NO_BUDGET}",
+            *MEASURE_ONLY.args(),
         ],
         timeout_s,
     )
@@ -417,8 +417,7 @@ def _one_step(
                 [
                     str(step), "-o", str(output), "--report", str(report_path),
                     "--check-numerics",
-                    f"--xla_rematerialization_algorithm={algorithm}",
-                    f"--xla_rematerialization_mem_limit={int(peak * fraction)}",
+                    *RematFlags(int(peak * fraction), algorithm).args(),
                 ],
                 timeout_s,
             )  # fmt: skip

@@ -9,7 +9,7 @@ import functools
 import subprocess
 from pathlib import Path
 
-from remat_harness.engine import NO_BUDGET, EngineRun, run_hlo_remat
+from remat_harness.engine import MEASURE_ONLY, EngineRun, run_hlo_remat
 from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
 from remat_harness.paths import ToolMissing, hlo_remat_binary
 
@@ -72,9 +72,7 @@ def run_gpu(
 
 def predicted_peak(spec: ModelSpec, target: str, work_dir: Path) -> dict:
     """The GPU pipeline's own figures for the step, without our pass."""
-    run = run_gpu(
-        spec, target, [f"--xla_rematerialization_mem_limit={NO_BUDGET}"], work_dir / "gpu.json"
-    )
+    run = run_gpu(spec, target, MEASURE_ONLY.args(), work_dir / "gpu.json")
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"GPU compile of {spec.key} failed: {run.stderr.strip()[-500:]}")
     return run.report

@@ -27,7 +27,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from remat_harness.engine import allocated, run_hlo_remat
+from remat_harness.engine import RematFlags, allocated, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.optimum import Graph, OptimumResult, load_graph, solve_min_flops
@@ -114,9 +114,7 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
             cell = f"{algorithm}_{budget}"
             flags = [
                 *_platform_flags(plan),
-                f"--xla_rematerialization_algorithm={algorithm}",
-                f"--xla_rematerialization_mem_limit={_budget_flag(budget)}",
-                f"--xla_rematerialization_max_extra_flops={plan.max_extra_flops}",
+                *RematFlags(_budget_flag(budget), algorithm, None, plan.max_extra_flops).args(),
             ]
             if graph is None:
                 flags.append(f"--export-graph={graph_path}")

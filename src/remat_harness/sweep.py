@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
-from remat_harness.engine import allocated, baseline_peak, run_hlo_remat
+from remat_harness.engine import RematFlags, allocated, baseline_peak, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
 from remat_harness.hlo_dump import (
     DumpError,
@@ -324,17 +324,10 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     baseline = cache.baseline(cell.model)
     budget = budget_bytes(cell.budget, baseline)
     record.update(baseline_bytes=baseline, budget_bytes=budget)
-    flags = [
-        f"--xla_rematerialization_algorithm={cell.algorithm}",
-        f"--xla_rematerialization_scheduler={cell.scheduler}",
-        f"--xla_rematerialization_mem_limit={budget}",
-        "--size-function",
-        cell.size_function,
-    ]
+    remat = RematFlags(budget, cell.algorithm, cell.scheduler, plan.max_extra_flops or None)
+    flags = [*remat.args(), "--size-function", cell.size_function]
     if plan.time_runs:
         flags += ["--time", str(plan.time_runs)]
-    if plan.max_extra_flops:
-        flags.append(f"--xla_rematerialization_max_extra_flops={plan.max_extra_flops}")
     if cache.gpu_target:
         flags += gpu_flags(cache.gpu_target)
     report_path = (
@@ -408,11 +401,7 @@ def run_patched_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     device = "gpu" if on_gpu else "cpu"
     baseline = cache.baseline(cell.model)
     budget = budget_bytes(cell.budget, baseline)
-    flags = (
-        f"--xla_use_hlo_rematerialization --xla_rematerialization_mem_limit={budget} "
-        f"--xla_rematerialization_algorithm={cell.algorithm} "
-        f"--xla_rematerialization_scheduler={cell.scheduler}"
-    )
+    flags = RematFlags(budget, cell.algorithm, cell.scheduler).xla_flags()
     work = cache.work_dir / cell.model.key / "patched" / cell.key.replace("|", ".")
     before = run_model(cell.model, work / "before", device=device)
     after = run_model(cell.model, work / "after", extra_xla_flags=flags, device=device)
