@@ -83,6 +83,21 @@ def test_an_unexpected_attribute_is_named_without_the_parsers_list(engine, tmp_p
     assert "Allowed attributes" not in line and len(line) < 200
 
 
+def test_a_fusion_with_more_operands_than_parameters_is_refused(engine, tmp_path):
+    """Found by make fuzz (seed 4, an operand swap): the verifier let it pass
+    and XLA's own pass aborted in its alias analysis."""
+    text = (
+        "HloModule m, is_scheduled=true\n\n"
+        "fused {\n  x = f32[4]{0} parameter(0)\n  ROOT n = f32[4]{0} negate(x)\n}\n\n"
+        "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  q = f32[4]{0} parameter(1)\n"
+        "  ROOT f = f32[4]{0} fusion(p, q), kind=kLoop, calls=fused\n}\n"
+    )
+    proc = _run(engine, tmp_path, text, "--xla_rematerialization_algorithm=xla")
+    assert proc.returncode == 2, proc.stderr
+    line = _one_short_line(proc.stderr)
+    assert "line 11, instruction f: 2 operands for the 1 parameters of fused" in line, line
+
+
 def test_injected_bytes_are_escaped_on_one_line(engine, tmp_path):
     text = hlo_cases.CHAIN.replace("parameter(0)", "param\x01\x02\n\n\neter(0)")
     proc = _run(engine, tmp_path, text.encode("latin-1") + b"\xff\xfe")

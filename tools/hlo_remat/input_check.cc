@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
 #include "xla/shape_util.h"
@@ -474,6 +475,27 @@ absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
             path, ": invalid HLO: line ", line, ", instruction ",
             instruction->name(), ": ",
             Truncated(Printable(shape_ok.message()), kDetailLimit)));
+      }
+    }
+  }
+  // Nor does it count a fusion's or call's operands against the called
+  // computation's parameters; XLA's alias analyses CHECK on an extra one.
+  for (const xla::HloComputation* computation : (*module)->computations()) {
+    for (const xla::HloInstruction* instruction : computation->instructions()) {
+      if ((instruction->opcode() != xla::HloOpcode::kFusion &&
+           instruction->opcode() != xla::HloOpcode::kCall) ||
+          instruction->called_computations().size() != 1) {
+        continue;
+      }
+      const xla::HloComputation* called =
+          instruction->called_computations().front();
+      if (called->num_parameters() != instruction->operand_count()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": invalid HLO: line ",
+            LineOfInstruction(text, instruction->name()), ", instruction ",
+            instruction->name(), ": ", instruction->operand_count(),
+            " operands for the ", called->num_parameters(), " parameters of ",
+            called->name()));
       }
     }
   }
