@@ -228,17 +228,34 @@ class RematDriver {
     return MeasureMemory(module, size_fn_, alias_info_, options_.memory_figure);
   }
 
+  // The module's peak as the tracker, HeapSimulator and the platform count
+  // it on its current schedule; the entry's memory model is kept for the
+  // dumps and the planner.
+  struct Figures {
+    int64_t tracker = 0;
+    int64_t heap_sim = 0;
+    int64_t allocation = 0;
+  };
+  absl::StatusOr<Figures> MeasureNow() {
+    Figures figures;
+    TF_ASSIGN_OR_RETURN(ModuleMemory memory,
+                        TrackModuleMemory(*module_, size_fn_));
+    figures.tracker = memory.peak_bytes;
+    entry_model_ = memory.entry;
+    TF_ASSIGN_OR_RETURN(figures.heap_sim,
+                        HeapSimulatorPeak(*module_, size_fn_, alias_info_));
+    TF_ASSIGN_OR_RETURN(figures.allocation,
+                        Allocation(*module_, figures.heap_sim));
+    return figures;
+  }
+
   // The figures of the module as given, when it has a schedule: for the
   // report and the budget check, outside the pass time.
   absl::Status MeasureGiven() {
-    TF_ASSIGN_OR_RETURN(ModuleMemory before,
-                        TrackModuleMemory(*module_, size_fn_));
-    report_.peak_before_bytes = before.peak_bytes;
-    entry_model_ = before.entry;
-    TF_ASSIGN_OR_RETURN(report_.heap_sim_before_bytes,
-                        HeapSimulatorPeak(*module_, size_fn_, alias_info_));
-    TF_ASSIGN_OR_RETURN(report_.allocation_before_bytes,
-                        Allocation(*module_, report_.heap_sim_before_bytes));
+    TF_ASSIGN_OR_RETURN(const Figures before, MeasureNow());
+    report_.peak_before_bytes = before.tracker;
+    report_.heap_sim_before_bytes = before.heap_sim;
+    report_.allocation_before_bytes = before.allocation;
     allocation_scheduled_ = report_.allocation_before_bytes;
     ResolveRelativeBudget();
     return DumpBefore();
@@ -546,14 +563,10 @@ class RematDriver {
       report_.flops_after = report_.flops_before;
       return absl::OkStatus();
     }
-    TF_ASSIGN_OR_RETURN(ModuleMemory after,
-                        TrackModuleMemory(*module_, size_fn_));
-    report_.peak_after_bytes = after.peak_bytes;
-    entry_model_ = after.entry;
-    TF_ASSIGN_OR_RETURN(report_.heap_sim_after_bytes,
-                        HeapSimulatorPeak(*module_, size_fn_, alias_info_));
-    TF_ASSIGN_OR_RETURN(report_.allocation_after_bytes,
-                        Allocation(*module_, report_.heap_sim_after_bytes));
+    TF_ASSIGN_OR_RETURN(const Figures after, MeasureNow());
+    report_.peak_after_bytes = after.tracker;
+    report_.heap_sim_after_bytes = after.heap_sim;
+    report_.allocation_after_bytes = after.allocation;
     TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs_after,
                         AnalyzeCosts(*module_, size_fn_));
     report_.flops_after = ModuleFlops(*module_, *costs_after);
