@@ -188,6 +188,16 @@ std::optional<Push> MatchPush(const HloInstruction* push,
   return found;
 }
 
+// Inside `fusion`, the parameter `stack_element` enters as, when it enters
+// once and feeds one instruction there; else null.
+const HloInstruction* FusedStackParameter(const HloInstruction* fusion,
+                                          const HloInstruction* stack_element) {
+  if (fusion->OperandIndices(stack_element).size() != 1) return nullptr;
+  const HloInstruction* parameter =
+      fusion->fused_parameter(fusion->operand_index(stack_element));
+  return parameter->user_count() == 1 ? parameter : nullptr;
+}
+
 // One row of the stack: dynamic-slice(stack, row, 0, ...) with the row's
 // shape, plain or as the root of a fusion whose one stack parameter feeds
 // only it (XLA:GPU fuses the pop so, the row index computed inside). Every
@@ -197,10 +207,9 @@ bool IsRowSlice(const HloInstruction* slice,
   const HloInstruction* root = slice;
   const HloInstruction* stack = stack_element;
   if (slice->opcode() == HloOpcode::kFusion) {
-    if (slice->OperandIndices(stack_element).size() != 1) return false;
     root = slice->fused_expression_root();
-    stack = slice->fused_parameter(slice->operand_index(stack_element));
-    if (stack->user_count() != 1) return false;
+    stack = FusedStackParameter(slice, stack_element);
+    if (stack == nullptr) return false;
   }
   if (root->opcode() != HloOpcode::kDynamicSlice || root->operand(0) != stack ||
       !IsRowOf(root->shape(), stack->shape(), value_shape)) {
@@ -222,11 +231,9 @@ bool IsRead(const HloInstruction* read, const HloInstruction* stack_element,
     return IsUnitReshape(read) &&
            IsRowSlice(read->operand(0), stack_element, value_shape);
   }
-  if (read->OperandIndices(stack_element).size() != 1) return false;
   const HloInstruction* root = read->fused_expression_root();
-  const HloInstruction* stack =
-      read->fused_parameter(read->operand_index(stack_element));
-  return stack->user_count() == 1 && IsUnitReshape(root) &&
+  const HloInstruction* stack = FusedStackParameter(read, stack_element);
+  return stack != nullptr && IsUnitReshape(root) &&
          IsRowSlice(root->operand(0), stack, value_shape);
 }
 
