@@ -39,8 +39,9 @@ BUNDLED_SEEDS = Path(__file__).parent / "fuzz_seeds"
 # What the engine must never show a user (it means a crash or a raw log).
 _TRACE_MARKS = ("Check failed", "*** Begin stack trace", "Traceback", "@ 0x", "SIGABRT")
 MAX_MESSAGE_LINES = 2
-# A rejection's lines stay about this short (the input's path comes on top).
-MAX_MESSAGE_CHARS = 320
+# A rejection's lines stay about this short, counted with the input's file
+# name but not its folder: "hlo-remat: NAME: " and about 200 characters.
+MAX_MESSAGE_CHARS = 240
 
 
 _OPCODES = (

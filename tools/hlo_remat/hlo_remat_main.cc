@@ -121,9 +121,10 @@ std::string SummaryLine(const xla::remat::RematReport& report) {
   return absl::StrFormat(
       "hlo-remat: %s %s/%s: peak %d -> %d bytes (%s), %s, "
       "+%d instructions, numerics %s\n",
-      report.module, report.algorithm, report.scheduler_chosen,
-      report.allocation_before_bytes, report.allocation_after_bytes,
-      report.memory_figure, budget, report.instructions_added, report.numerics);
+      hlo_remat::ShownName(report.module), report.algorithm,
+      report.scheduler_chosen, report.allocation_before_bytes,
+      report.allocation_after_bytes, report.memory_figure, budget,
+      report.instructions_added, report.numerics);
 }
 
 // Everything after the arguments are understood; returns the exit code.

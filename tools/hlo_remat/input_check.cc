@@ -26,7 +26,10 @@
 namespace hlo_remat {
 namespace {
 
-constexpr size_t kDetailLimit = 160;
+// A rejection fits one line of about 200 characters: "line N, instruction
+// NAME: DETAIL" with the name and the detail cut to these.
+constexpr size_t kDetailLimit = 120;
+constexpr size_t kNameLimit = 40;
 
 bool IsNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
@@ -335,6 +338,14 @@ std::string LineOf(absl::string_view text, int number) {
 
 }  // namespace
 
+std::string ShownName(absl::string_view name) {
+  std::string shown = Printable(name);
+  if (shown.size() <= kNameLimit) return shown;
+  const size_t tail = kNameLimit / 3;
+  return absl::StrCat(shown.substr(0, kNameLimit - tail - 3), "...",
+                      shown.substr(shown.size() - tail));
+}
+
 std::string ShortHloMessage(absl::string_view text, absl::string_view message) {
   int line = 0;
   absl::string_view parser_what;
@@ -344,7 +355,7 @@ std::string ShortHloMessage(absl::string_view text, absl::string_view message) {
     InstructionLine parsed;
     where = absl::StrCat("line ", line);
     if (SplitInstructionLine(LineOf(text, line), parsed)) {
-      absl::StrAppend(&where, ", instruction ", Printable(parsed.name));
+      absl::StrAppend(&where, ", instruction ", ShownName(parsed.name));
     }
     what = std::string(parser_what);
   } else {
@@ -352,8 +363,9 @@ std::string ShortHloMessage(absl::string_view text, absl::string_view message) {
     what = std::string(message);
     if (!name.empty()) {
       line = LineOfInstruction(text, name);
-      where = line > 0 ? absl::StrCat("line ", line, ", instruction ", name)
-                       : absl::StrCat("instruction ", name);
+      where = line > 0 ? absl::StrCat("line ", line, ", instruction ",
+                                      ShownName(name))
+                       : absl::StrCat("instruction ", ShownName(name));
       what = WithoutCheckCondition(WithoutQuotedInstruction(what, name));
     }
     size_t context = what.find("during context [");
@@ -391,7 +403,7 @@ struct ParameterNumbers {
       if (param < 0 || param >= static_cast<int64_t>(seen.size()) ||
           taken[param]) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "line ", line, ", instruction ", Printable(names[i]),
+            "line ", line, ", instruction ", ShownName(names[i]),
             ": parameter(", param, ") in a computation of ", seen.size(),
             " parameters (numbers run 0..n-1, once each)"));
       }
@@ -436,12 +448,50 @@ absl::Status PrecheckHloText(absl::string_view text) {
     // XLA's parser CHECK-fails (aborts) on a tuple without a tuple shape.
     if (parsed.opcode == "tuple" && !absl::StartsWith(parsed.shape, "(")) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "line ", number, ", instruction ", Printable(parsed.name),
+          "line ", number, ", instruction ", ShownName(parsed.name),
           ": opcode tuple needs a tuple shape, has ",
           Truncated(Printable(parsed.shape), 40)));
     }
   }
   return parameters.Check();
+}
+
+// What XLA's verifier does not check and its passes trust, in one walk: a
+// valid layout (one naming a dimension twice makes WhileLoopSimplifier abort)
+// and a fusion's or call's operands counted against the called computation's
+// parameters (XLA's alias analyses CHECK on an extra one).
+absl::Status CheckStructure(const xla::HloModule& module,
+                            absl::string_view text) {
+  for (const xla::HloComputation* computation : module.computations()) {
+    for (const xla::HloInstruction* instruction : computation->instructions()) {
+      // Only on failure: finding the line scans the text.
+      auto where = [&] {
+        return absl::StrCat(
+            "line ", LineOfInstruction(text, instruction->name()),
+            ", instruction ", ShownName(instruction->name()), ": ");
+      };
+      absl::Status shape_ok =
+          xla::ShapeUtil::ValidateShapeWithOptionalLayout(instruction->shape());
+      if (!shape_ok.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(), Truncated(Printable(shape_ok.message()), kDetailLimit)));
+      }
+      const bool calls_one =
+          (instruction->opcode() == xla::HloOpcode::kFusion ||
+           instruction->opcode() == xla::HloOpcode::kCall) &&
+          instruction->called_computations().size() == 1;
+      if (!calls_one) continue;
+      const xla::HloComputation* called =
+          instruction->called_computations().front();
+      if (called->num_parameters() != instruction->operand_count()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(), instruction->operand_count(),
+                         " operands for the ", called->num_parameters(),
+                         " parameters of ", ShownName(called->name())));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
@@ -463,41 +513,10 @@ absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
         path,
         ": malformed HLO: ", ShortHloMessage(text, module.status().message())));
   }
-  // The verifier below ignores layouts; XLA's passes trust them (a layout
-  // naming a dimension twice makes WhileLoopSimplifier abort).
-  for (const xla::HloComputation* computation : (*module)->computations()) {
-    for (const xla::HloInstruction* instruction : computation->instructions()) {
-      absl::Status shape_ok =
-          xla::ShapeUtil::ValidateShapeWithOptionalLayout(instruction->shape());
-      if (!shape_ok.ok()) {
-        const int line = LineOfInstruction(text, instruction->name());
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": invalid HLO: line ", line, ", instruction ",
-            instruction->name(), ": ",
-            Truncated(Printable(shape_ok.message()), kDetailLimit)));
-      }
-    }
-  }
-  // Nor does it count a fusion's or call's operands against the called
-  // computation's parameters; XLA's alias analyses CHECK on an extra one.
-  for (const xla::HloComputation* computation : (*module)->computations()) {
-    for (const xla::HloInstruction* instruction : computation->instructions()) {
-      if ((instruction->opcode() != xla::HloOpcode::kFusion &&
-           instruction->opcode() != xla::HloOpcode::kCall) ||
-          instruction->called_computations().size() != 1) {
-        continue;
-      }
-      const xla::HloComputation* called =
-          instruction->called_computations().front();
-      if (called->num_parameters() != instruction->operand_count()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": invalid HLO: line ",
-            LineOfInstruction(text, instruction->name()), ", instruction ",
-            instruction->name(), ": ", instruction->operand_count(),
-            " operands for the ", called->num_parameters(), " parameters of ",
-            called->name()));
-      }
-    }
+  if (absl::Status structure = CheckStructure(**module, text);
+      !structure.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": invalid HLO: ", structure.message()));
   }
   // Parsing checks syntax only; reject what XLA would reject before any
   // pass touches it, so bad input is an error and never a crash.

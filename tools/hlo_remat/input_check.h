@@ -31,6 +31,11 @@ absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
 // InvalidArgument naming the line, or OK.
 absl::Status PrecheckHloText(absl::string_view text);
 
+// A name (instruction, computation, module) as a one-line message shows it:
+// printable, and cut in the middle when long, as TF's names differ at their
+// ends ("a_inference_train_step_1050__Xl...63_.23").
+std::string ShownName(absl::string_view name);
+
 // XLA's message about `text` cut to what a user needs: at most about 200
 // characters on one line, metadata and backend configs removed, bytes that
 // are not printable escaped, and the line of the instruction it names.
