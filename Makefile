@@ -43,6 +43,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests models scripts
 	$(BIN)/ruff format --check src tests models scripts
 	$(BIN)/clang-format --dry-run --Werror $(CXX_SOURCES)
+	$(BIN)/python scripts/check_function_length.py
 
 # Google style, as XLA (.clang-format); `make lint` checks it.
 format: $(STAMP)

@@ -108,22 +108,30 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
                        computation->name(), " is missing from the schedule"));
     }
   }
+  m.DefineBuffers(is_entry, size_fn);
+  m.RecordUses(computation->root_instruction());
+  m.BuildProfile(called_peaks);
+  return m;
+}
 
-  auto new_buffer = [&](const HloInstruction* defining, const ShapeIndex& index,
-                        int64_t size, int def_pos) {
-    TrackedBuffer b;
-    b.defining = defining;
-    b.index = index;
-    b.size = size;
-    b.def_pos = def_pos;
-    m.buffers_.push_back(b);
-    return static_cast<int>(m.buffers_.size()) - 1;
-  };
+int ComputationMemory::NewBuffer(const HloInstruction* defining,
+                                 const ShapeIndex& index, int64_t size,
+                                 int def_pos) {
+  TrackedBuffer b;
+  b.defining = defining;
+  b.index = index;
+  b.size = size;
+  b.def_pos = def_pos;
+  buffers_.push_back(b);
+  return static_cast<int>(buffers_.size()) - 1;
+}
 
-  for (int pos = 0; pos < static_cast<int>(sequence.size()); ++pos) {
-    const HloInstruction* instruction = sequence[pos];
+void ComputationMemory::DefineBuffers(bool is_entry,
+                                      const SizeFunction& size_fn) {
+  for (int pos = 0; pos < static_cast<int>(sequence_.size()); ++pos) {
+    const HloInstruction* instruction = sequence_[pos];
     std::vector<ShapeIndex> indices = SubshapeIndices(instruction->shape());
-    std::vector<std::vector<int>>& slots = m.sources_[instruction];
+    std::vector<std::vector<int>>& slots = sources_[instruction];
     slots.resize(indices.size());
     for (size_t s = 0; s < indices.size(); ++s) {
       const ShapeIndex& index = indices[s];
@@ -132,14 +140,14 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
       const HloOpcode op = instruction->opcode();
       if (op == HloOpcode::kTuple && !index.empty()) {
         ShapeIndex rest(index.begin() + 1, index.end());
-        slots[s] = m.Sources(instruction->operand(index[0]), rest);
+        slots[s] = Sources(instruction->operand(index[0]), rest);
       } else if (op == HloOpcode::kGetTupleElement) {
         ShapeIndex full = {instruction->tuple_index()};
         for (int64_t i : index) full.push_back(i);
-        slots[s] = m.Sources(instruction->operand(0), full);
+        slots[s] = Sources(instruction->operand(0), full);
       } else if (ForwardsOperandZero(instruction) &&
                  instruction->operand_count() > 0) {
-        slots[s] = m.Sources(instruction->operand(0), index);
+        slots[s] = Sources(instruction->operand(0), index);
       } else if (op == HloOpcode::kConstant) {
         // Constants live in their own read-only allocations, outside the
         // heap (HeapSimulator's default too).
@@ -147,18 +155,21 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
       } else if (op == HloOpcode::kParameter) {
         // Inside a called computation, parameters are the caller's buffers.
         int64_t size = is_entry ? size_fn(subshape) : 0;
-        int id = new_buffer(instruction, index, size, 0);
-        m.buffers_[id].live_to_end = is_entry;
+        int id = NewBuffer(instruction, index, size, 0);
+        buffers_[id].live_to_end = is_entry;
         slots[s] = {id};
       } else {
-        slots[s] = {new_buffer(instruction, index, size_fn(subshape), pos)};
+        slots[s] = {NewBuffer(instruction, index, size_fn(subshape), pos)};
       }
     }
   }
+}
 
-  // Uses: every non-forwarding instruction uses all buffers of its operands.
-  for (int pos = 0; pos < static_cast<int>(sequence.size()); ++pos) {
-    const HloInstruction* instruction = sequence[pos];
+// Every non-forwarding instruction uses all buffers of its operands; the
+// root's buffers live to the end.
+void ComputationMemory::RecordUses(const HloInstruction* root) {
+  for (int pos = 0; pos < static_cast<int>(sequence_.size()); ++pos) {
+    const HloInstruction* instruction = sequence_[pos];
     const HloOpcode op = instruction->opcode();
     bool forwards = op == HloOpcode::kTuple ||
                     op == HloOpcode::kGetTupleElement ||
@@ -167,44 +178,44 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
       const HloInstruction* operand = instruction->operand(i);
       // A forwarding op still uses the operands it does not forward.
       if (forwards && (op != HloOpcode::kAddDependency || i == 0)) continue;
-      for (const std::vector<int>& ids : m.sources_.at(operand)) {
+      for (const std::vector<int>& ids : sources_.at(operand)) {
         for (int id : ids) {
-          m.buffers_[id].last_use_pos =
-              std::max(m.buffers_[id].last_use_pos, pos);
+          buffers_[id].last_use_pos = std::max(buffers_[id].last_use_pos, pos);
         }
       }
     }
   }
-  for (const std::vector<int>& ids :
-       m.sources_.at(computation->root_instruction())) {
-    for (int id : ids) m.buffers_[id].live_to_end = true;
+  for (const std::vector<int>& ids : sources_.at(root)) {
+    for (int id : ids) buffers_[id].live_to_end = true;
   }
+}
 
-  const int n = static_cast<int>(sequence.size());
+void ComputationMemory::BuildProfile(
+    const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks) {
+  const int n = static_cast<int>(sequence_.size());
   std::vector<int64_t> delta(n + 1, 0);
-  for (const TrackedBuffer& b : m.buffers_) {
+  for (const TrackedBuffer& b : buffers_) {
     if (b.size == 0) continue;
     delta[b.def_pos] += b.size;
-    delta[m.LastPosition(b) + 1] -= b.size;
+    delta[LastPosition(b) + 1] -= b.size;
   }
-  m.profile_.assign(n, 0);
-  m.called_bytes_.assign(n, 0);
+  profile_.assign(n, 0);
+  called_bytes_.assign(n, 0);
   int64_t running = 0;
   for (int pos = 0; pos < n; ++pos) {
     running += delta[pos];
     int64_t called = 0;
-    for (const HloComputation* callee : SequentialCallees(sequence[pos])) {
+    for (const HloComputation* callee : SequentialCallees(sequence_[pos])) {
       auto it = called_peaks.find(callee);
       if (it != called_peaks.end()) called = std::max(called, it->second);
     }
-    m.called_bytes_[pos] = called;
-    m.profile_[pos] = running + called;
-    if (m.profile_[pos] > m.peak_) {
-      m.peak_ = m.profile_[pos];
-      m.peak_position_ = pos;
+    called_bytes_[pos] = called;
+    profile_[pos] = running + called;
+    if (profile_[pos] > peak_) {
+      peak_ = profile_[pos];
+      peak_position_ = pos;
     }
   }
-  return m;
 }
 
 absl::StatusOr<absl::flat_hash_map<const HloComputation*, int64_t>>

@@ -69,6 +69,15 @@ class ComputationMemory {
   }
 
  private:
+  // The three steps of Build: a buffer for each (instruction, index) that
+  // defines one, each buffer's last use, and the bytes live at each position.
+  void DefineBuffers(bool is_entry, const SizeFunction& size_fn);
+  void RecordUses(const HloInstruction* root);
+  void BuildProfile(
+      const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks);
+  int NewBuffer(const HloInstruction* defining, const ShapeIndex& index,
+                int64_t size, int def_pos);
+
   std::vector<HloInstruction*> sequence_;
   absl::flat_hash_map<const HloInstruction*, int> position_;
   std::vector<TrackedBuffer> buffers_;

@@ -269,6 +269,152 @@ absl::StatusOr<PlanOutcome> LowestBySimulator(
   return best;
 }
 
+// One planner driven to the plan it keeps: the ladder of targets when the
+// budget is missed, then the judge and the take-back of unneeded moves.
+class PlanSearch {
+ public:
+  PlanSearch(Planner& planner, const PlannerConfig& config)
+      : planner_(planner), config_(config), last_target_(config.target_bytes) {}
+
+  // The lowest plan found, left in hand.
+  absl::StatusOr<PlanOutcome> BestPlan();
+  // Judges `best` (the plan in hand), takes back the moves it holds without,
+  // and applies what is kept.
+  absl::StatusOr<PlannerResult> KeepNeededMoves(const PlanOutcome& best);
+
+ private:
+  // A plan at `aim`; the plan in hand is taken back first unless it was
+  // made at the same aim.
+  absl::StatusOr<PlanOutcome> Plan(int64_t aim) {
+    if (aim != last_target_) TF_RETURN_IF_ERROR(planner_.RevertAll());
+    return PlanFresh(aim);
+  }
+  absl::StatusOr<PlanOutcome> Replan(int64_t aim) {
+    TF_RETURN_IF_ERROR(planner_.RevertAll());
+    return PlanFresh(aim);
+  }
+  absl::StatusOr<PlanOutcome> PlanFresh(int64_t aim) {
+    last_target_ = aim;
+    TF_ASSIGN_OR_RETURN(const int64_t peak, planner_.Plan(aim));
+    return PlanOutcome{aim, peak, planner_.kept_cost()};
+  }
+  // Judges the plan in hand by the platform's figure (keep_plan).
+  absl::StatusOr<PlanVerdict> Judge();
+  // Planning is deterministic: the whole plan at `aim` again.
+  absl::Status MakeWholePlanAgain(int64_t aim) {
+    TF_RETURN_IF_ERROR(planner_.RevertAll());
+    return planner_.Plan(aim).status();
+  }
+
+  Planner& planner_;
+  const PlannerConfig& config_;
+  int64_t last_target_;
+};
+
+absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
+  const auto judging = std::chrono::steady_clock::now();
+  // What was taken back need not be copied. (Removed instructions stay
+  // allocated until the computation's Cleanup: a plan made after this
+  // cannot reuse their addresses.)
+  TF_RETURN_IF_ERROR(planner_.DropTakenBack());
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
+                      planner_.PlannedCopy());
+  TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config_.keep_plan(*planned));
+  planner_.add_judge_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - judging)
+          .count());
+  return verdict;
+}
+
+absl::StatusOr<PlanOutcome> PlanSearch::BestPlan() {
+  const int64_t target = config_.target_bytes;
+  TF_ASSIGN_OR_RETURN(PlanOutcome best, Plan(target));
+  if (target <= 0 || best.peak <= target || planner_.initial_peak() <= target) {
+    return best;
+  }
+  // Missed: a greedy plan aimed too low can end above one aimed higher (its
+  // clones keep operands alive everywhere). Try a few targets between the
+  // budget and the starting peak and keep the lowest plan.
+  std::vector<PlanOutcome> tried = {best};
+  const int64_t room = planner_.initial_peak() - target;
+  for (int step = 1; step < kTargetLadderSteps; ++step) {
+    const int64_t aim = target + room * step / kTargetLadderSteps;
+    // The sweep stops lowering a position once it is at the aim: a plan
+    // aimed at or above the best peak so far cannot end below it.
+    if (aim >= best.peak) continue;
+    TF_ASSIGN_OR_RETURN(PlanOutcome outcome, Plan(aim));
+    tried.push_back(outcome);
+    if (outcome.peak < best.peak) best = outcome;
+  }
+  if (config_.keep_plan != nullptr && best.peak >= planner_.initial_peak() &&
+      tried.size() > 1) {
+    TF_ASSIGN_OR_RETURN(best,
+                        LowestBySimulator(
+                            tried, [this](int64_t aim) { return Replan(aim); },
+                            [this] { return Judge(); }));
+  }
+  // Still missed: aim at the lowest peak reached, so that the moves that
+  // went past it for nothing are not made. (Only when the tracker saw a
+  // gain: where it sees none, the simulator may, and keep_plan judges.)
+  if (best.peak > target && best.peak < planner_.initial_peak() &&
+      best.target != best.peak) {
+    TF_ASSIGN_OR_RETURN(PlanOutcome outcome, Plan(best.peak));
+    if (outcome.BetterThan(best)) best = outcome;
+  }
+  if (best.target != last_target_) {
+    TF_ASSIGN_OR_RETURN(best, Plan(best.target));
+  }
+  return best;
+}
+
+// Every move kept must be needed: take back those the planned peak (or the
+// budget) holds without. The tracker and the simulator can disagree on a move
+// (operand buffer reuse), so the simulator judges the plan without them: kept
+// if it meets the budget or is no higher than the whole plan; otherwise the
+// whole plan is made again. `path` undid its own chains already.
+absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
+    const PlanOutcome& best) {
+  const int64_t target = config_.target_bytes;
+  if (config_.keep_plan == nullptr || !planner_.has_moves()) {
+    return planner_.Materialize();
+  }
+  bool trimmed_first = false;
+  if (!config_.chains && target > 0 && best.peak <= target) {
+    // The tracker sees the budget met: the trimmed plan is judged first,
+    // and when the simulator sees it within the budget one judgement does.
+    TF_ASSIGN_OR_RETURN(
+        const int taken_back,
+        planner_.TakeBackUnneeded(best.target, /*recompute_only=*/false));
+    if (taken_back > 0) {
+      TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, Judge());
+      if (trimmed.keep && trimmed.simulated_peak <= target) {
+        return planner_.Materialize();
+      }
+      TF_RETURN_IF_ERROR(MakeWholePlanAgain(best.target));
+      trimmed_first = true;
+    }
+  }
+  TF_ASSIGN_OR_RETURN(const PlanVerdict whole, Judge());
+  if (!whole.keep) {
+    TF_RETURN_IF_ERROR(planner_.RevertAll());
+    planner_.set_rejected(whole.rejection);
+    return planner_.Materialize();
+  }
+  if (config_.chains || trimmed_first) return planner_.Materialize();
+  TF_ASSIGN_OR_RETURN(
+      const int taken_back,
+      planner_.TakeBackUnneeded(best.target, /*recompute_only=*/false));
+  if (taken_back == 0) return planner_.Materialize();
+  TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, Judge());
+  const bool within_budget = target > 0 && trimmed.simulated_peak <= target;
+  if (trimmed.keep &&
+      (within_budget || trimmed.simulated_peak <= whole.simulated_peak)) {
+    return planner_.Materialize();
+  }
+  TF_RETURN_IF_ERROR(MakeWholePlanAgain(best.target));
+  return planner_.Materialize();
+}
+
 }  // namespace
 
 void PlannerResult::AddMovesOf(PlannerResult other) {
@@ -306,118 +452,9 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   }
   Planner planner(module, computation, config, size_fn, costs);
   TF_RETURN_IF_ERROR(planner.Init());
-  const int64_t target = config.target_bytes;
-  int64_t last_target = target;
-  auto plan = [&](int64_t aim) -> absl::StatusOr<PlanOutcome> {
-    if (aim != last_target) TF_RETURN_IF_ERROR(planner.RevertAll());
-    last_target = aim;
-    TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(aim));
-    return PlanOutcome{aim, peak, planner.kept_cost()};
-  };
-  // Judges the plan in hand by the platform's figure (keep_plan).
-  auto judge = [&]() -> absl::StatusOr<PlanVerdict> {
-    const auto judging = std::chrono::steady_clock::now();
-    // What was taken back need not be copied. (Removed instructions stay
-    // allocated until the computation's Cleanup: a plan made after this
-    // cannot reuse their addresses.)
-    TF_RETURN_IF_ERROR(planner.DropTakenBack());
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
-                        planner.PlannedCopy());
-    TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config.keep_plan(*planned));
-    planner.add_judge_seconds(std::chrono::duration<double>(
-                                  std::chrono::steady_clock::now() - judging)
-                                  .count());
-    return verdict;
-  };
-  auto replan = [&](int64_t aim) -> absl::StatusOr<PlanOutcome> {
-    TF_RETURN_IF_ERROR(planner.RevertAll());
-    last_target = aim;
-    TF_ASSIGN_OR_RETURN(const int64_t peak, planner.Plan(aim));
-    return PlanOutcome{aim, peak, planner.kept_cost()};
-  };
-  TF_ASSIGN_OR_RETURN(PlanOutcome best, plan(target));
-  std::vector<PlanOutcome> tried = {best};
-  if (target > 0 && best.peak > target && planner.initial_peak() > target) {
-    // Missed: a greedy plan aimed too low can end above one aimed higher
-    // (its clones keep operands alive everywhere). Try a few targets between
-    // the budget and the starting peak and keep the lowest plan.
-    std::vector<int64_t> aims;
-    const int64_t room = planner.initial_peak() - target;
-    for (int step = 1; step < kTargetLadderSteps; ++step) {
-      aims.push_back(target + room * step / kTargetLadderSteps);
-    }
-    for (int64_t aim : aims) {
-      // The sweep stops lowering a position once it is at the aim: a plan
-      // aimed at or above the best peak so far cannot end below it.
-      if (aim >= best.peak) continue;
-      TF_ASSIGN_OR_RETURN(PlanOutcome outcome, plan(aim));
-      tried.push_back(outcome);
-      if (outcome.peak < best.peak) best = outcome;
-    }
-    if (config.keep_plan != nullptr && best.peak >= planner.initial_peak() &&
-        tried.size() > 1) {
-      TF_ASSIGN_OR_RETURN(best, LowestBySimulator(tried, replan, judge));
-    }
-    // Still missed: aim at the lowest peak reached, so that the moves that
-    // went past it for nothing are not made. (Only when the tracker saw a
-    // gain: where it sees none, the simulator may, and keep_plan judges.)
-    if (best.peak > target && best.peak < planner.initial_peak() &&
-        best.target != best.peak) {
-      TF_ASSIGN_OR_RETURN(PlanOutcome outcome, plan(best.peak));
-      if (outcome.BetterThan(best)) best = outcome;
-    }
-    if (best.target != last_target) {
-      TF_ASSIGN_OR_RETURN(best, plan(best.target));
-    }
-  }
-  if (config.keep_plan == nullptr || !planner.has_moves()) {
-    return planner.Materialize();
-  }
-  // Every move kept must be needed: take back those the planned peak (or the
-  // budget) holds without. The tracker and the simulator can disagree on a
-  // move (operand buffer reuse), so the simulator judges the plan without
-  // them: kept if it meets the budget or is no higher than the whole plan;
-  // otherwise the whole plan is made again (planning is deterministic).
-  // `path` undid its own chains already.
-  auto make_whole_plan_again = [&]() -> absl::Status {
-    TF_RETURN_IF_ERROR(planner.RevertAll());
-    return planner.Plan(best.target).status();
-  };
-  bool trimmed_first = false;
-  if (!config.chains && target > 0 && best.peak <= target) {
-    // The tracker sees the budget met: the trimmed plan is judged first,
-    // and when the simulator sees it within the budget one judgement does.
-    TF_ASSIGN_OR_RETURN(
-        const int taken_back,
-        planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
-    if (taken_back > 0) {
-      TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
-      if (trimmed.keep && trimmed.simulated_peak <= target) {
-        return planner.Materialize();
-      }
-      TF_RETURN_IF_ERROR(make_whole_plan_again());
-      trimmed_first = true;
-    }
-  }
-  TF_ASSIGN_OR_RETURN(const PlanVerdict whole, judge());
-  if (!whole.keep) {
-    TF_RETURN_IF_ERROR(planner.RevertAll());
-    planner.set_rejected(whole.rejection);
-    return planner.Materialize();
-  }
-  if (config.chains || trimmed_first) return planner.Materialize();
-  TF_ASSIGN_OR_RETURN(
-      const int taken_back,
-      planner.TakeBackUnneeded(best.target, /*recompute_only=*/false));
-  if (taken_back == 0) return planner.Materialize();
-  TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, judge());
-  const bool within_budget = target > 0 && trimmed.simulated_peak <= target;
-  if (trimmed.keep &&
-      (within_budget || trimmed.simulated_peak <= whole.simulated_peak)) {
-    return planner.Materialize();
-  }
-  TF_RETURN_IF_ERROR(make_whole_plan_again());
-  return planner.Materialize();
+  PlanSearch search(planner, config);
+  TF_ASSIGN_OR_RETURN(const PlanOutcome best, search.BestPlan());
+  return search.KeepNeededMoves(best);
 }
 
 }  // namespace remat
