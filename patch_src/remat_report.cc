@@ -23,6 +23,22 @@ std::string NameList(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string CountsJson(const GpuInstructionCounts& counts) {
+  return absl::StrCat(
+      "{\"instructions\": ", counts.instructions,
+      ", \"fusions\": ", counts.fusions,
+      ", \"multi_output_fusions\": ", counts.multi_output_fusions,
+      ", \"tuple_custom_calls\": ", counts.tuple_custom_calls, "}");
+}
+
+std::string WheelReferenceJson(const WheelReferenceFigures& reference) {
+  return absl::StrCat(
+      "{\"heap_sim_bytes\": ", reference.heap_sim_bytes,
+      ", \"buffer_assignment_bytes\": ", reference.buffer_assignment_bytes,
+      ", \"counts\": ", CountsJson(reference.counts),
+      ", \"text_equal\": ", reference.text_equal ? "true" : "false", "}");
+}
+
 }  // namespace
 
 void RematReport::AddNote(absl::string_view text) {
@@ -96,7 +112,26 @@ std::string RematReport::ToJson() const {
     field("buffer_assignment_after_bytes",
           absl::StrCat(buffer_assignment_after_bytes));
     field("multi_output_fusions", absl::StrCat(multi_output_fusions));
-    for (const auto& [key, value] : gpu_fields) field(key, value);
+    if (gpu_pipeline.has_value()) {
+      const GpuPipelineFigures& g = *gpu_pipeline;
+      field("heap_sim_at_hook_before_bytes",
+            absl::StrCat(g.heap_sim_at_hook_before_bytes));
+      field("heap_sim_at_hook_after_bytes",
+            absl::StrCat(g.heap_sim_at_hook_after_bytes));
+      field("allocation_at_hook_before_bytes",
+            absl::StrCat(g.allocation_at_hook_before_bytes));
+      field("allocation_at_hook_after_bytes",
+            absl::StrCat(g.allocation_at_hook_after_bytes));
+      field("gpu_baseline", CountsJson(g.baseline));
+      field("gpu_final", CountsJson(g.final));
+      field("scheduler_mem_limit_bytes",
+            absl::StrCat(g.scheduler_mem_limit_bytes));
+      field("disabled_passes",
+            absl::StrCat("[", NameList(g.disabled_passes), "]"));
+      if (g.wheel_reference.has_value()) {
+        field("wheel_reference", WheelReferenceJson(*g.wheel_reference));
+      }
+    }
   }
   out += "  \"decisions\": [";
   for (size_t i = 0; i < decisions.size(); ++i) {

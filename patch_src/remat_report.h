@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,39 @@
 
 namespace xla {
 namespace remat {
+
+// A GPU module's instructions by what produces tuples (they change how
+// buffers are shared).
+struct GpuInstructionCounts {
+  int64_t instructions = 0;
+  int64_t fusions = 0;
+  int64_t multi_output_fusions = 0;
+  int64_t tuple_custom_calls = 0;
+};
+
+// The wheel's own compile of the same input, and whether ours is the same HLO.
+struct WheelReferenceFigures {
+  int64_t heap_sim_bytes = 0;
+  int64_t buffer_assignment_bytes = 0;
+  GpuInstructionCounts counts;
+  bool text_equal = false;
+};
+
+// What the GPU pipeline around the pass reports: the figures the pass saw at
+// its hook (the report's main figures are the pipeline's final ones), the
+// modules without (`baseline`) and with (`final`) the pass, and how the
+// pipeline ran.
+struct GpuPipelineFigures {
+  int64_t heap_sim_at_hook_before_bytes = 0;
+  int64_t heap_sim_at_hook_after_bytes = 0;
+  int64_t allocation_at_hook_before_bytes = 0;
+  int64_t allocation_at_hook_after_bytes = 0;
+  GpuInstructionCounts baseline;
+  GpuInstructionCounts final;
+  int64_t scheduler_mem_limit_bytes = 0;
+  std::vector<std::string> disabled_passes;
+  std::optional<WheelReferenceFigures> wheel_reference;
+};
 
 struct RematReport {
   std::string module;
@@ -76,8 +110,8 @@ struct RematReport {
   int64_t buffer_assignment_before_bytes = 0;
   int64_t buffer_assignment_after_bytes = 0;
   int64_t multi_output_fusions = 0;
-  // Further GPU figures, written as given: key -> JSON value.
-  std::vector<std::pair<std::string, std::string>> gpu_fields;
+  // The GPU pipeline's further figures (hlo-remat --platform gpu only).
+  std::optional<GpuPipelineFigures> gpu_pipeline;
   std::vector<RematDecision> decisions;
 
   // Appends to `note`, "; "-separated.

@@ -47,16 +47,17 @@ absl::Status CheckValid(xla::HloModule* module) {
   return absl::OkStatus();
 }
 
-std::string Counts(const TupleProducers& counts) {
-  return absl::StrCat(
-      "{\"instructions\": ", counts.instructions,
-      ", \"fusions\": ", counts.fusions,
-      ", \"multi_output_fusions\": ", counts.multi_output_fusions,
-      ", \"tuple_custom_calls\": ", counts.tuple_custom_calls, "}");
+xla::remat::GpuInstructionCounts Counts(const TupleProducers& counts) {
+  xla::remat::GpuInstructionCounts out;
+  out.instructions = counts.instructions;
+  out.fusions = counts.fusions;
+  out.multi_output_fusions = counts.multi_output_fusions;
+  out.tuple_custom_calls = counts.tuple_custom_calls;
+  return out;
 }
 
 // The wheel's own compile of `input`, and how it compares with `baseline`.
-absl::StatusOr<std::string> WheelReferenceJson(
+absl::StatusOr<xla::remat::WheelReferenceFigures> WheelReference(
     GpuPipeline& pipeline, std::unique_ptr<xla::HloModule> input,
     const xla::HloModule& baseline, const std::string& out_path) {
   const std::string dump_dir = absl::StrCat(out_path, ".dump");
@@ -73,11 +74,90 @@ absl::StatusOr<std::string> WheelReferenceJson(
   TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::HloModule> ours,
                       xla::ParseAndReturnUnverifiedModule(baseline.ToString()));
   const xla::HloPrintOptions print = xla::HloPrintOptions::Fingerprint();
-  const bool text_equal = ours->ToString(print) == reference->ToString(print);
-  return absl::StrCat("{\"heap_sim_bytes\": ", peak,
-                      ", \"buffer_assignment_bytes\": ", assigned.total_bytes,
-                      ", \"counts\": ", Counts(CountTupleProducers(*reference)),
-                      ", \"text_equal\": ", text_equal ? "true" : "false", "}");
+  xla::remat::WheelReferenceFigures figures;
+  figures.heap_sim_bytes = peak;
+  figures.buffer_assignment_bytes = assigned.total_bytes;
+  figures.counts = Counts(CountTupleProducers(*reference));
+  figures.text_equal = ours->ToString(print) == reference->ToString(print);
+  return figures;
+}
+
+// The GPU pipeline for the named target, with the passes the options and
+// --disable-passes turn off (as the in-tree hook does, remat_hooks.h).
+struct ConfiguredPipeline {
+  std::unique_ptr<GpuPipeline> pipeline;
+  std::string target_name;
+  std::vector<std::string> disabled_passes;
+};
+
+absl::StatusOr<ConfiguredPipeline> ConfigurePipeline(
+    const xla::remat::RematOptions& options, const GpuCliArgs& args) {
+  ConfiguredPipeline configured;
+  stream_executor::GpuTargetConfigProto target;
+  configured.target_name =
+      args.target.empty() ? kDefaultGpuTarget : args.target;
+  if (!args.target_file.empty()) {
+    TF_ASSIGN_OR_RETURN(target, GpuTargetFromFile(args.target_file));
+    configured.target_name = args.target_file;
+  } else {
+    TF_ASSIGN_OR_RETURN(target, GpuTargetByName(configured.target_name));
+  }
+  if (options.disable_cuda_fusions) {
+    configured.disabled_passes = xla::remat::MultiOutputFusionPassNames();
+  }
+  for (absl::string_view pass :
+       absl::StrSplit(args.disable_passes, ',', absl::SkipEmpty())) {
+    configured.disabled_passes.emplace_back(pass);
+  }
+  absl::StatusOr<std::unique_ptr<GpuPipeline>> created =
+      GpuPipeline::Create(target, configured.disabled_passes);
+  if (absl::IsInvalidArgument(created.status())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        args.target_file.empty() ? "--gpu-target=" : "--gpu-target-file ",
+        configured.target_name, ": ", created.status().message()));
+  }
+  TF_ASSIGN_OR_RETURN(configured.pipeline, std::move(created));
+  return configured;
+}
+
+// The report's figures become the pipeline's final ones, without
+// (`baseline`) and with (`optimized`) the pass; the pass's own, taken at its
+// hook, stay beside them.
+absl::Status SetFinalFigures(GpuPipeline& pipeline,
+                             const xla::HloModule& baseline,
+                             const xla::HloModule& optimized,
+                             xla::remat::RematReport& report) {
+  xla::remat::GpuPipelineFigures& gpu = report.gpu_pipeline.emplace();
+  gpu.heap_sim_at_hook_before_bytes = report.heap_sim_before_bytes;
+  gpu.heap_sim_at_hook_after_bytes = report.heap_sim_after_bytes;
+  gpu.allocation_at_hook_before_bytes = report.allocation_before_bytes;
+  gpu.allocation_at_hook_after_bytes = report.allocation_after_bytes;
+  TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
+                      pipeline.HeapSimulatorPeak(baseline));
+  TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
+                      pipeline.HeapSimulatorPeak(optimized));
+  TF_ASSIGN_OR_RETURN(BufferAssignmentFigures before,
+                      pipeline.AssignBuffers(baseline));
+  TF_ASSIGN_OR_RETURN(BufferAssignmentFigures after,
+                      pipeline.AssignBuffers(optimized));
+  report.buffer_assignment_before_bytes = before.total_bytes;
+  report.buffer_assignment_after_bytes = after.total_bytes;
+  // What the GPU allocates is the figure (memory_figure.h); HeapSimulator's
+  // stays in the report as the second one.
+  report.allocation_before_bytes = before.total_bytes;
+  report.allocation_after_bytes = after.total_bytes;
+  // The report's budget: a relative one (0.5x) became bytes inside the pass,
+  // while the options' memory limit here is still 0.
+  report.budget_met = report.budget_bytes == 0 ||
+                      report.allocation_after_bytes <= report.budget_bytes;
+  const TupleProducers counts_before = CountTupleProducers(baseline);
+  const TupleProducers counts_after = CountTupleProducers(optimized);
+  report.instructions_before = counts_before.instructions;
+  report.instructions_after = counts_after.instructions;
+  report.multi_output_fusions = counts_after.multi_output_fusions;
+  gpu.baseline = Counts(counts_before);
+  gpu.final = Counts(counts_after);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -85,52 +165,28 @@ absl::StatusOr<std::string> WheelReferenceJson(
 absl::StatusOr<xla::remat::RematReport> RunGpuPath(
     std::unique_ptr<xla::HloModule> module, xla::remat::RematOptions options,
     const GpuCliArgs& args) {
-  stream_executor::GpuTargetConfigProto target;
-  std::string target_name =
-      args.target.empty() ? kDefaultGpuTarget : args.target;
-  if (!args.target_file.empty()) {
-    TF_ASSIGN_OR_RETURN(target, GpuTargetFromFile(args.target_file));
-    target_name = args.target_file;
-  } else {
-    TF_ASSIGN_OR_RETURN(target, GpuTargetByName(target_name));
-  }
   // As the GPU hook runs the pass: after copy insertion and the scheduler,
   // keeping their order unless a scheduler is named.
   options = xla::remat::GpuHookOptions(std::move(options));
-  std::vector<std::string> disabled;
-  // As the in-tree hook does (remat_hooks.h).
-  if (options.disable_cuda_fusions) {
-    disabled = xla::remat::MultiOutputFusionPassNames();
-  }
-  for (absl::string_view pass :
-       absl::StrSplit(args.disable_passes, ',', absl::SkipEmpty())) {
-    disabled.emplace_back(pass);
-  }
-  absl::StatusOr<std::unique_ptr<GpuPipeline>> created =
-      GpuPipeline::Create(target, disabled);
-  if (absl::IsInvalidArgument(created.status())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        args.target_file.empty() ? "--gpu-target=" : "--gpu-target-file ",
-        target_name, ": ", created.status().message()));
-  }
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<GpuPipeline> pipeline,
-                      std::move(created));
+  TF_ASSIGN_OR_RETURN(ConfiguredPipeline configured,
+                      ConfigurePipeline(options, args));
+  GpuPipeline& pipeline = *configured.pipeline;
 
   std::unique_ptr<xla::HloModule> input;
   if (!args.wheel_reference_out.empty()) input = module->Clone("");
   TF_ASSIGN_OR_RETURN(ScheduledGpuModule scheduled,
-                      pipeline->CompileAndSchedule(std::move(module)));
+                      pipeline.CompileAndSchedule(std::move(module)));
   std::unique_ptr<xla::HloModule> baseline = scheduled.module->Clone("");
-  TF_RETURN_IF_ERROR(pipeline->RunPostScheduling(
+  TF_RETURN_IF_ERROR(pipeline.RunPostScheduling(
       baseline.get(), scheduled.scheduler_mem_limit, /*extra_pass=*/nullptr));
   if (!args.baseline_out.empty()) {
     TF_RETURN_IF_ERROR(WriteText(args.baseline_out, baseline->ToString()));
   }
 
   xla::HloModule* optimized = scheduled.module.get();
-  xla::remat::RematerializationPass pass(options, pipeline->size_fn(),
-                                         pipeline->alias_info());
-  TF_RETURN_IF_ERROR(pipeline->RunPostScheduling(
+  xla::remat::RematerializationPass pass(options, pipeline.size_fn(),
+                                         pipeline.alias_info());
+  TF_RETURN_IF_ERROR(pipeline.RunPostScheduling(
       optimized, scheduled.scheduler_mem_limit, &pass));
   TF_RETURN_IF_ERROR(CheckValid(optimized));
 
@@ -139,59 +195,19 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
     return absl::InternalError("the pass did not run in the GPU pipeline");
   }
   report.platform = "gpu";
-  report.gpu_target = target_name;
-  // The pass measured the module at the hook; the final figures are the
-  // pipeline's, without and with it.
-  report.gpu_fields.emplace_back("heap_sim_at_hook_before_bytes",
-                                 absl::StrCat(report.heap_sim_before_bytes));
-  report.gpu_fields.emplace_back("heap_sim_at_hook_after_bytes",
-                                 absl::StrCat(report.heap_sim_after_bytes));
-  report.gpu_fields.emplace_back("allocation_at_hook_before_bytes",
-                                 absl::StrCat(report.allocation_before_bytes));
-  report.gpu_fields.emplace_back("allocation_at_hook_after_bytes",
-                                 absl::StrCat(report.allocation_after_bytes));
-  TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
-                      pipeline->HeapSimulatorPeak(*baseline));
-  TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
-                      pipeline->HeapSimulatorPeak(*optimized));
-  TF_ASSIGN_OR_RETURN(BufferAssignmentFigures before,
-                      pipeline->AssignBuffers(*baseline));
-  TF_ASSIGN_OR_RETURN(BufferAssignmentFigures after,
-                      pipeline->AssignBuffers(*optimized));
-  report.buffer_assignment_before_bytes = before.total_bytes;
-  report.buffer_assignment_after_bytes = after.total_bytes;
-  // What the GPU allocates is the figure (memory_figure.h); HeapSimulator's
-  // stays in the report as the second one.
-  report.allocation_before_bytes = before.total_bytes;
-  report.allocation_after_bytes = after.total_bytes;
-  // The report's budget: a relative one (0.5x) became bytes inside the pass,
-  // while options.memory_limit_bytes here is still 0.
-  report.budget_met = report.budget_bytes == 0 ||
-                      report.allocation_after_bytes <= report.budget_bytes;
-  const TupleProducers counts_before = CountTupleProducers(*baseline);
-  const TupleProducers counts_after = CountTupleProducers(*optimized);
-  report.instructions_before = counts_before.instructions;
-  report.instructions_after = counts_after.instructions;
-  report.multi_output_fusions = counts_after.multi_output_fusions;
-  report.gpu_fields.emplace_back("gpu_baseline", Counts(counts_before));
-  report.gpu_fields.emplace_back("gpu_final", Counts(counts_after));
-  report.gpu_fields.emplace_back("scheduler_mem_limit_bytes",
-                                 absl::StrCat(scheduled.scheduler_mem_limit));
-  std::string disabled_json = "[";
-  for (size_t i = 0; i < disabled.size(); ++i) {
-    absl::StrAppend(&disabled_json, i ? ", " : "", "\"", disabled[i], "\"");
-  }
-  report.gpu_fields.emplace_back("disabled_passes", disabled_json + "]");
+  report.gpu_target = configured.target_name;
+  TF_RETURN_IF_ERROR(SetFinalFigures(pipeline, *baseline, *optimized, report));
+  report.gpu_pipeline->scheduler_mem_limit_bytes =
+      scheduled.scheduler_mem_limit;
+  report.gpu_pipeline->disabled_passes = configured.disabled_passes;
 
   if (!args.output.empty()) {
     TF_RETURN_IF_ERROR(WriteText(args.output, optimized->ToString()));
   }
   if (input != nullptr) {
-    TF_ASSIGN_OR_RETURN(
-        std::string reference,
-        WheelReferenceJson(*pipeline, std::move(input), *baseline,
-                           args.wheel_reference_out));
-    report.gpu_fields.emplace_back("wheel_reference", reference);
+    TF_ASSIGN_OR_RETURN(report.gpu_pipeline->wheel_reference,
+                        WheelReference(pipeline, std::move(input), *baseline,
+                                       args.wheel_reference_out));
   }
   return report;
 }
