@@ -84,18 +84,18 @@ def _measure_once(
     r = run.report
     return Row(
         model=spec.key,
-        instructions=r["instructions_before"],
+        instructions=r.instructions_before,
         algorithm=algorithm,
         budget=budget,
         budget_bytes=limit,
         baseline_bytes=baseline,
-        floor_bytes=r["floor_bytes"],
-        peak_after_bytes=r["heap_sim_after_bytes"],
-        budget_met=r["budget_met"],
-        extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
-        pass_seconds=r["pass_seconds"],
-        phase_seconds=dict(r.get("phase_seconds", {})),
-        plans_tried=int(r.get("plans_tried", 0)),
+        floor_bytes=r.floor_bytes,
+        peak_after_bytes=r.heap_sim_after_bytes,
+        budget_met=r.budget_met,
+        extra_flops_pct=r.extra_flops_pct,
+        pass_seconds=r.pass_seconds,
+        phase_seconds=dict(r.phase_seconds),
+        plans_tried=r.plans_tried,
     )
 
 

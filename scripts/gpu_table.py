@@ -16,19 +16,20 @@ import json
 import sys
 from pathlib import Path
 
-from remat_harness.engine import RematFlags, allocated
+from remat_harness.engine import RematFlags
 from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec
 from remat_harness.paths import REPORTS_DIR
+from remat_harness.remat_report import RematReport
 
 
-def cell_text(report: dict | None, error: str) -> str:
+def cell_text(report: RematReport | None, error: str) -> str:
     if report is None:
         return f"failed: {error[:60]}"
-    ratio = allocated(report, "after") / allocated(report, "before")
-    flops = report["flops_after"] / max(report["flops_before"], 1.0) - 1
-    met = "met" if report["budget_met"] else "missed"
-    return f"{ratio:.3f} {met}, {flops:+.1%}, {report['pass_seconds']:.2f} s"
+    met = "met" if report.budget_met else "missed"
+    return (
+        f"{report.ratio:.3f} {met}, {report.extra_flops_fraction:+.1%}, {report.pass_seconds:.2f} s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,14 +60,14 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as e:  # noqa: BLE001 - recorded, the table goes on
                 lines += [f"## {spec.key}: compile failed: {e}", ""]
                 continue
-            peak = allocated(base, "before")
+            peak = base.allocated("before")
             lines += [
                 f"## {spec.key}",
                 "",
                 f"Predicted allocation {peak / 2**20:.1f} MiB (HeapSimulator "
-                f"{base['heap_sim_before_bytes'] / 2**20:.1f} MiB), floor "
-                f"{base.get('floor_bytes', 0) / 2**20:.1f} MiB, "
-                f"{base.get('multi_output_fusions', 0)} multi-output fusions.",
+                f"{base.heap_sim_before_bytes / 2**20:.1f} MiB), floor "
+                f"{base.floor_bytes / 2**20:.1f} MiB, "
+                f"{base.multi_output_fusions} multi-output fusions.",
                 "",
                 "| algorithm | " + " | ".join(f"{b:.0%}" for b in budgets) + " |",
                 "|---|" + "---|" * len(budgets),
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                         "algorithm": algorithm,
                         "fraction": fraction,
                         "error": error,
-                        "report": report,
+                        "report": run.raw if report is not None else None,
                     }
                     results.write(json.dumps(record) + "\n")
                     results.flush()

@@ -51,7 +51,7 @@ def run_engine(engine: Path, tmp_path: Path):
             env=env,
         )
         output_hlo = out.read_text() if out.exists() else ""
-        return Result(done.returncode, done.report, done.stderr, output_hlo)
+        return Result(done.returncode, done.raw, done.stderr, output_hlo)
 
     return run
 

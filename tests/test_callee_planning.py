@@ -88,7 +88,7 @@ def run(tmp_path: Path, algorithm: str, budget: str, module: str = LOOP):
         for m in map(PEAK_LINE.match, done.stderr.splitlines())
         if m is not None
     }
-    return done.report, out.read_text(), assigned
+    return done.raw, out.read_text(), assigned
 
 
 def body_of(module: str) -> str:

@@ -48,8 +48,8 @@ def test_the_stack_is_named_at_the_peak_before_and_gone_after(tmp_path):
     after = PEAK_LINE.match(found["after"][0])
     assert before and after
     # The printed peaks are the report's HeapSimulator figures.
-    assert int(before.group(2)) == done.report["heap_sim_before_bytes"]
-    assert int(after.group(2)) == done.report["heap_sim_after_bytes"]
+    assert int(before.group(2)) == done.raw["heap_sim_before_bytes"]
+    assert int(after.group(2)) == done.raw["heap_sim_after_bytes"]
     # Three values at most, the largest first: the 8 MiB stack leads before.
     largest_before = found["before"][1:4]
     assert STACK_SHAPE in largest_before[0], found["before"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from remat_harness.engine import run_hlo_remat
 from remat_harness.gpu import before_optimizations, predicted_peak
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import hlo_remat_binary
+from remat_harness.remat_report import RematReport
 from tests.baselines import check_at_most
 
 pytestmark = pytest.mark.gpusim
@@ -54,7 +56,7 @@ def gpu_run(hlo: Path, work: Path, *flags: str, name: str = "run") -> tuple[int,
         output=work / f"{name}.hlo",
         timeout_s=600,
     )
-    return run.returncode, run.report, run.stderr
+    return run.returncode, run.raw, run.stderr
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +104,10 @@ def test_small_model_compiles_deviceless(tmp_path):
 def test_resnet20_compiles_for_h100(resnet20_baseline):
     r = resnet20_baseline
     assert r["platform"] == "gpu" and r["gpu_target"] == TARGET
+    # The typed report names every key the GPU path writes.
+    typed = RematReport.from_json({k: v for k, v in r.items() if k != "_work"})
+    assert typed.gpu_baseline is not None and typed.wheel_reference is not None
+    assert sorted(set(r) - {f.name for f in fields(RematReport)} - {"_work"}) == []
     final = r["gpu_baseline"]
     assert final["fusions"] > 100, final
     assert final["tuple_custom_calls"] > 0, "cuDNN convolutions are tuple-shaped"
@@ -127,9 +133,9 @@ def test_rebuilt_pipeline_is_faithful(resnet20_baseline):
 def predicted(tmp_path_factory) -> dict[int, tuple[Path, dict]]:
     """Per ResNet depth: the pre-optimization HLO and the pipeline's report
     without the pass (the predicted peak), computed once."""
-    found: dict[int, tuple[Path, dict]] = {}
+    found: dict[int, tuple[Path, RematReport]] = {}
 
-    def get(depth: int) -> tuple[Path, dict]:
+    def get(depth: int) -> tuple[Path, RematReport]:
         if depth not in found:
             spec = ModelSpec(depth, 1, 64, "jit")
             work = tmp_path_factory.mktemp(f"resnet{depth}_gpu")
@@ -144,9 +150,9 @@ def predicted(tmp_path_factory) -> dict[int, tuple[Path, dict]]:
 def test_half_budget(predicted, depth, algorithm, tmp_path):
     hlo, base = predicted(depth)
     # On GPU the budget and the judge are what BufferAssigner allocates.
-    assert base["memory_figure"] == "buffer_assignment"
-    assert base["allocation_before_bytes"] == base["buffer_assignment_before_bytes"]
-    budget = base["allocation_before_bytes"] // 2
+    assert base.memory_figure == "buffer_assignment"
+    assert base.allocation_before_bytes == base.buffer_assignment_before_bytes
+    budget = base.allocation_before_bytes // 2
     rc, r, stderr = gpu_run(
         hlo,
         tmp_path,
@@ -156,7 +162,7 @@ def test_half_budget(predicted, depth, algorithm, tmp_path):
     assert rc == 0, stderr[-2000:]
     assert r["platform"] == "gpu"
     # The same pipeline without the pass: the same predicted peak.
-    assert r["heap_sim_before_bytes"] == base["heap_sim_before_bytes"]
+    assert r["heap_sim_before_bytes"] == base.heap_sim_before_bytes
     assert r["heap_sim_after_bytes"] <= r["heap_sim_before_bytes"], r
     assert r["buffer_assignment_after_bytes"] > 0
     assert "is_scheduled=true" in (tmp_path / "run.hlo").read_text()

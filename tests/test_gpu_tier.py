@@ -60,7 +60,7 @@ def test_remat_lowers_the_allocator_peak(patched_gpu, size, mode, tmp_path):
         # GPU's spec (REMAT_GPU_TARGET, an embedded spec name) stands beside
         # the allocator's peak.
         target = os.environ.get("REMAT_GPU_TARGET", DEFAULT_TARGET)
-        predicted = predicted_peak(spec, target, tmp_path / "predicted")["allocation_before_bytes"]
+        predicted = predicted_peak(spec, target, tmp_path / "predicted").allocation_before_bytes
         record.update(gpu_target=target, predicted_peak_before=predicted)
     REPORTS_DIR.mkdir(parents=True, exist_ok=True)
     with (REPORTS_DIR / "gpu_tier.jsonl").open("a") as f:

@@ -124,7 +124,7 @@ def run(engine_input: str, tmp_path: Path, *flags: str, reference: str | None = 
     out = tmp_path / "out.hlo"
     done = run_hlo_remat(src, extra, tmp_path / "r.json", output=out)
     assert done.returncode == 0, done.stderr
-    return done.report, out.read_text()
+    return done.raw, out.read_text()
 
 
 @pytest.mark.parametrize("algorithm", ["standard", "standardcompress", "path"])
@@ -268,7 +268,7 @@ def test_the_lstm_steps_recurrent_kernel_stacks_go(tmp_path):
 
     step = produce_hlo(ModelSpec.parse("lstm")) / "step.hlo"
     baseline = run_hlo_remat(step, ["--xla_rematerialization_mem_limit=1000G"], tmp_path / "b.json")
-    peak = int(baseline.report["heap_sim_before_bytes"])
+    peak = int(baseline.raw["heap_sim_before_bytes"])
     done = run_hlo_remat(
         step,
         [
@@ -279,7 +279,7 @@ def test_the_lstm_steps_recurrent_kernel_stacks_go(tmp_path):
         check_numerics=True,
     )
     assert done.returncode == 0, done.stderr
-    report = done.report
+    report = done.raw
     # Three [64, 256, 1024] stacks of kernels (layer 1: recurrent; layer 2:
     # input and recurrent): the budget is met by the rewrite alone, with
     # fewer FLOPs (the pushes are gone) and no clone.

@@ -55,7 +55,7 @@ def test_half_budget_lowers_peak(step, algorithm, tmp_path):
         check_numerics=True,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    r = run.report
+    r = run.raw
     assert r["heap_sim_after_bytes"] < r["heap_sim_before_bytes"], r
     assert r["numerics"] == "equal", r["note"]
     check_at_most(

@@ -111,7 +111,7 @@ def test_the_wide_mlp_step_gets_no_extra_flops(tmp_path, algorithm):
 
     step = produce_hlo(ModelSpec.parse("wide_mlp")) / "step.hlo"
     base = run_hlo_remat(step, ["--xla_rematerialization_mem_limit=1000G"], tmp_path / "b.json")
-    peak = int(base.report["heap_sim_before_bytes"])
+    peak = int(base.raw["heap_sim_before_bytes"])
     for fraction in (0.5, 0.33):
         done = run_hlo_remat(
             step,
@@ -122,7 +122,7 @@ def test_the_wide_mlp_step_gets_no_extra_flops(tmp_path, algorithm):
             tmp_path / f"r{fraction}.json",
         )
         assert done.returncode == 0, done.stderr
-        assert unchanged(done.report), done.report["note"]
+        assert unchanged(done.raw), done.raw["note"]
 
 
 @pytest.mark.slow
@@ -134,7 +134,7 @@ def test_moves_the_peak_holds_without_are_taken_back_on_resnet20(tmp_path):
 
     step = produce_hlo(ModelSpec.parse("20")) / "step.hlo"
     base = run_hlo_remat(step, ["--xla_rematerialization_mem_limit=1000G"], tmp_path / "b.json")
-    budget = int(base.report["heap_sim_before_bytes"] * 0.5)
+    budget = int(base.raw["heap_sim_before_bytes"] * 0.5)
     r = run_hlo_remat(
         step,
         [
@@ -144,7 +144,7 @@ def test_moves_the_peak_holds_without_are_taken_back_on_resnet20(tmp_path):
         tmp_path / "r.json",
     )
     assert r.returncode == 0, r.stderr
-    report = r.report
+    report = r.raw
     assert report["budget_met"]
     assert report["heap_sim_after_bytes"] <= budget
     taken_back = [d for d in report["decisions"] if d["action"] == "take back"]

@@ -41,7 +41,7 @@ def test_half_budget_lowers_peak_with_equal_numerics(
         resnet20_step,
         ["--xla_rematerialization_mem_limit=1G", "--size-function", size_function],
         tmp_path / "base.json",
-    ).report
+    ).raw
     baseline = base["heap_sim_before_bytes"]
     run = run_hlo_remat(
         resnet20_step,
@@ -56,7 +56,7 @@ def test_half_budget_lowers_peak_with_equal_numerics(
         check_numerics=True,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    r = run.report
+    r = run.raw
     assert r["heap_sim_after_bytes"] < r["heap_sim_before_bytes"], r
     assert r["numerics"] == "equal", r["note"]
     if algorithm in ("compress", "standardcompress"):
@@ -72,7 +72,7 @@ def test_tracker_agrees_with_heap_simulator(resnet20_step, tmp_path):
     small module in test_tracker_differs_from_heap_simulator_by_in_place_reuse).
     Over-counting only makes the algorithms do a little more than needed."""
     run = run_hlo_remat(resnet20_step, ["--xla_rematerialization_mem_limit=1"], tmp_path / "r.json")
-    r = run.report
+    r = run.raw
     for tracker, heap, tolerance in (
         (r["peak_before_bytes"], r["heap_sim_before_bytes"], 0.02),
         (r["peak_scheduled_bytes"], r["heap_sim_scheduled_bytes"], 0.02),
@@ -87,8 +87,8 @@ def test_budget_below_any_schedule_is_reported_not_fatal(resnet20_step, tmp_path
         resnet20_step, ["--xla_rematerialization_mem_limit=1M"], tmp_path / "r.json"
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.report["budget_met"] is False
-    assert run.report["heap_sim_after_bytes"] < run.report["heap_sim_before_bytes"]
+    assert run.raw["budget_met"] is False
+    assert run.raw["heap_sim_after_bytes"] < run.raw["heap_sim_before_bytes"]
 
 
 def test_a_worse_schedule_is_not_taken(resnet20_step, tmp_path):
@@ -99,6 +99,6 @@ def test_a_worse_schedule_is_not_taken(resnet20_step, tmp_path):
         ["--xla_rematerialization_scheduler=postorder", "--xla_rematerialization_mem_limit=50M"],
         tmp_path / "r.json",
     )
-    r = run.report
+    r = run.raw
     assert r["scheduler_chosen"].startswith("given"), r["scheduler_chosen"]
     assert r["heap_sim_after_bytes"] <= r["heap_sim_before_bytes"]

@@ -547,8 +547,8 @@ def main(argv: list[str] | None = None) -> int:
             if target:
                 report = predicted_peak(_spec(args), target, out / f"gpu_{target}")
                 console.print(
-                    f"{target}: predicted allocation {report['allocation_before_bytes']:,} bytes "
-                    f"(buffer assignment; HeapSimulator {report['heap_sim_before_bytes']:,}), "
+                    f"{target}: predicted allocation {report.allocation_before_bytes:,} bytes "
+                    f"(buffer assignment; HeapSimulator {report.heap_sim_before_bytes:,}), "
                     f"input {before_optimizations(_spec(args))}"
                 )
         elif args.command == "demo":

@@ -13,10 +13,11 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from remat_harness.engine import RematFlags, allocated, baseline_peak, run_hlo_remat
+from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
 from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
+from remat_harness.remat_report import RematReport
 from remat_harness.sweep import SCHEDULERS
 
 
@@ -24,7 +25,7 @@ from remat_harness.sweep import SCHEDULERS
 class DemoRow:
     algorithm: str
     scheduler: str
-    report: dict | None
+    report: RematReport | None
     error: str = ""
 
 
@@ -81,11 +82,11 @@ def run_gpu_demo(
     gpu_dir = out_dir / f"gpu_{target}"
     gpu_dir.mkdir(parents=True, exist_ok=True)
     base = predicted_peak(spec, target, gpu_dir)
-    peak = allocated(base, "before")
+    peak = base.allocated("before")
     budget = int(peak * budget_fraction)
     console.print(
         f"predicted allocation {peak:,} bytes (BufferAssigner; HeapSimulator "
-        f"{base['heap_sim_before_bytes']:,}); budget {budget:,} bytes"
+        f"{base.heap_sim_before_bytes:,}); budget {budget:,} bytes"
     )
     rows: list[DemoRow] = []
     for algorithm in algorithms:
@@ -112,17 +113,17 @@ def _shortened(text: str, limit: int) -> str:
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _moves(r: dict) -> str:
+def _moves(r: RematReport) -> str:
     """What the algorithm did: recomputed, compressed, undone; or its note."""
-    if r["algorithm"] == "xla":
-        return f"+{r['instructions_added']} instr"
-    if not (r["recomputed"] or r["compressed"] or r["undone"]) and r["note"]:
-        return _shortened(r["note"], 40)
-    return f"{r['recomputed']} rc / {r['compressed']} cp / {r['undone']} undo"
+    if r.algorithm == "xla":
+        return f"+{r.instructions_added} instr"
+    if not (r.recomputed or r.compressed or r.undone) and r.note:
+        return _shortened(r.note, 40)
+    return f"{r.recomputed} rc / {r.compressed} cp / {r.undone} undo"
 
 
 def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
-    figure = next((r.report["memory_figure"] for r in rows if r.report), "heap_simulator")
+    figure = next((r.report.memory_figure for r in rows if r.report), "heap_simulator")
     label = {"buffer_assignment": "BufferAssigner allocations"}.get(figure, "HeapSimulator peaks")
     table = Table(title=f"{title}: budget {_mb(budget)} ({label})")
     for column in ("algorithm", "scheduler", "before", "after", "ratio", "budget"):
@@ -136,20 +137,19 @@ def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
                 row.algorithm, row.scheduler, "-", "-", "-", "error", "-", "-", "-", row.error
             )
             continue
-        before, after = allocated(r, "before"), allocated(r, "after")
-        extra = 100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1)
+        before, after = r.allocated("before"), r.allocated("after")
         table.add_row(
             row.algorithm,
-            f"{row.scheduler} ({r['scheduler_chosen']})"
+            f"{row.scheduler} ({r.scheduler_chosen})"
             if row.scheduler == "default"
             else row.scheduler,
             _mb(before),
             _mb(after),
-            f"{after / max(before, 1):.3f}",
-            "met" if r["budget_met"] else "missed",
+            f"{r.ratio:.3f}",
+            "met" if r.budget_met else "missed",
             _moves(r),
-            f"{extra:+.2f}%",
-            f"{r['pass_seconds'] * 1000:.0f} ms",
-            r["numerics"],
+            f"{r.extra_flops_pct:+.2f}%",
+            f"{r.pass_seconds * 1000:.0f} ms",
+            r.numerics,
         )
     return table

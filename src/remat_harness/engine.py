@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from remat_harness.paths import hlo_remat_binary
+from remat_harness.remat_report import RematReport
 
 NO_BUDGET = 1 << 60  # above any peak: the engine measures and changes nothing
 
@@ -43,8 +44,12 @@ MEASURE_ONLY = RematFlags(budget=NO_BUDGET)
 @dataclass
 class EngineRun:
     returncode: int
-    report: dict | None
+    raw: dict | None  # the JSON report as written (the CLI's contract)
     stderr: str
+
+    @property
+    def report(self) -> RematReport | None:
+        return RematReport.from_json(self.raw) if self.raw is not None else None
 
 
 def run_hlo_remat(
@@ -70,8 +75,9 @@ def run_hlo_remat(
 
 
 def allocated(record: dict, when: str) -> int:
-    """The platform's figure before or after: what it allocates (HeapSimulator
-    on CPU, buffer assignment on GPU); records older than it give HeapSimulator."""
+    """A sweep record's platform figure before or after: what it allocates
+    (HeapSimulator on CPU, buffer assignment on GPU); records older than it
+    give HeapSimulator. (Reports: RematReport.allocated.)"""
     value = record.get(f"allocation_{when}_bytes")
     return int(value) if value else int(record[f"heap_sim_{when}_bytes"])
 
@@ -81,4 +87,4 @@ def baseline_peak(hlo: Path, work_dir: Path) -> int:
     run = run_hlo_remat(hlo, MEASURE_ONLY.args(), work_dir / "baseline.json")
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"hlo-remat failed on {hlo}: {run.stderr.strip()[-500:]}")
-    return allocated(run.report, "before")
+    return run.report.allocated("before")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from remat_harness.engine import MEASURE_ONLY, RematFlags
 from remat_harness.paths import CACHE_DIR, hlo_remat_binary
+from remat_harness.remat_report import RematReport
 from remat_harness.sweep import ALGORITHMS
 
 BUNDLED_SEEDS = Path(__file__).parent / "fuzz_seeds"
@@ -361,16 +362,20 @@ def judge_step_run(run: Run, report: dict | None, output: Path) -> tuple[str, st
         return "refused", run.stderr.strip()[-300:]
     if why := judge_message(run, Path(run.command[1])):
         return "message", why
-    if report.get("numerics") != "equal":
-        return "numerics", f"numerics {report.get('numerics')}: {report.get('note', '')[:300]}"
-    before, after = report["allocation_before_bytes"], report["allocation_after_bytes"]
+    try:
+        typed = RematReport.from_json(report)
+    except (TypeError, ValueError) as e:
+        return "report", str(e)[:300]
+    if typed.numerics != "equal":
+        return "numerics", f"numerics {typed.numerics}: {typed.note[:300]}"
+    before, after = typed.allocation_before_bytes, typed.allocation_after_bytes
     if after > before:
         return "peak worse", f"{before} -> {after} bytes"
     counted = count_instructions(output.read_text())
-    if counted != report["instructions_after"]:
+    if counted != typed.instructions_after:
         return (
             "report",
-            f"report says {report['instructions_after']} instructions, output has {counted}",
+            f"report says {typed.instructions_after} instructions, output has {counted}",
         )
     return None
 
@@ -406,7 +411,7 @@ def _one_step(
     )
     if base.returncode != 0:
         return step, [], [Finding("baseline", name, base.command, base.stderr[-300:])]
-    peak = json.loads((work / "base.json").read_text())["allocation_before_bytes"]
+    peak = RematReport.from_json(json.loads((work / "base.json").read_text())).allocated("before")
     runs: list[Run] = []
     findings: list[Finding] = []
     for algorithm in algorithms:

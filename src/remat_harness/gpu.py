@@ -12,6 +12,7 @@ from pathlib import Path
 from remat_harness.engine import MEASURE_ONLY, EngineRun, run_hlo_remat
 from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
 from remat_harness.paths import ToolMissing, hlo_remat_binary
+from remat_harness.remat_report import RematReport
 
 DEFAULT_TARGET = "h100_sxm"
 
@@ -70,7 +71,7 @@ def run_gpu(
     )
 
 
-def predicted_peak(spec: ModelSpec, target: str, work_dir: Path) -> dict:
+def predicted_peak(spec: ModelSpec, target: str, work_dir: Path) -> RematReport:
     """The GPU pipeline's own figures for the step, without our pass."""
     run = run_gpu(spec, target, MEASURE_ONLY.args(), work_dir / "gpu.json")
     if run.returncode != 0 or run.report is None:

@@ -27,10 +27,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from remat_harness.engine import RematFlags, allocated, run_hlo_remat
+from remat_harness.engine import RematFlags, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.optimum import Graph, OptimumResult, load_graph, solve_min_flops
+from remat_harness.remat_report import RematReport
 
 DEFAULT_ALGORITHMS = ("standard", "path", "standardcompress", "xla")
 
@@ -81,23 +82,22 @@ def _platform_flags(plan: OptimumPlan) -> list[str]:
     return gpu_flags(plan.gpu_target or "h100_sxm") if plan.platform == "gpu" else []
 
 
-def planner_budget(report: dict) -> int:
+def planner_budget(report: RematReport) -> int:
     """The run's budget in the planner's figure: the same share of the
     planner's count before the pass as the budget is of the allocation
     (the planner counts no in-place reuse: the same bytes would ask more)."""
-    before = allocated(report, "before") or 1
-    return int(int(report["budget_bytes"]) * int(report["peak_before_bytes"]) / before)
+    before = report.allocated("before") or 1
+    return int(report.budget_bytes * report.peak_before_bytes / before)
 
 
 def optimum_at_reached(
-    graph: Graph, report: dict, depth: int, time_limit_s: float
+    graph: Graph, report: RematReport, depth: int, time_limit_s: float
 ) -> tuple[OptimumResult, float, float | None]:
     """The MILP's least extra FLOPs to reach the planner peak `report`
     reached, the run's own extra FLOPs, and their difference (the gap to
     optimum; None when the MILP found no plan that reaches that peak)."""
-    flops_before = float(report["flops_before"]) or 1.0
-    extra = (float(report["flops_after"]) - flops_before) / flops_before
-    result = solve_min_flops(graph, int(report["peak_after_bytes"]), depth, time_limit_s)
+    extra = report.extra_flops_fraction
+    result = solve_min_flops(graph, report.peak_after_bytes, depth, time_limit_s)
     fraction = result.extra_flops_fraction
     return result, extra, (extra - fraction) if fraction is not None else None
 
@@ -133,7 +133,7 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
             at_reached, extra, gap = optimum_at_reached(
                 graph, report, plan.depth, plan.time_limit_s
             )
-            reached = int(report["peak_after_bytes"])
+            reached = report.peak_after_bytes
             records.append(
                 {
                     "module": graph.module,
@@ -142,12 +142,12 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
                     "gpu_target": plan.gpu_target,
                     "algorithm": algorithm,
                     "budget": budget,
-                    "budget_bytes": int(report["budget_bytes"]),
+                    "budget_bytes": report.budget_bytes,
                     "planner_budget_bytes": planner_budget(report),
-                    "budget_met": bool(report["budget_met"]),
-                    "memory_figure": report.get("memory_figure"),
-                    "allocation_before_bytes": allocated(report, "before"),
-                    "allocation_after_bytes": allocated(report, "after"),
+                    "budget_met": report.budget_met,
+                    "memory_figure": report.memory_figure,
+                    "allocation_before_bytes": report.allocated("before"),
+                    "allocation_after_bytes": report.allocated("after"),
                     "planner_peak_before_bytes": graph.peak_bytes,
                     "planner_peak_after_bytes": reached,
                     "extra_flops_fraction": extra,

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
-from remat_harness.engine import RematFlags, allocated, baseline_peak, run_hlo_remat
+from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
 from remat_harness.hlo_dump import (
     DumpError,
@@ -36,6 +36,7 @@ from remat_harness.hlo_dump import (
     step_modules,
 )
 from remat_harness.paths import hlo_remat_binary
+from remat_harness.remat_report import RematReport
 from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
 ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
@@ -230,7 +231,7 @@ class ModelCache:
         self.device, self.gpu_target = parse_device(device)
         self._hlo: dict[str, Path | Exception] = {}
         self._baseline: dict[str, int] = {}
-        self.gpu_reports: dict[str, dict] = {}
+        self.gpu_reports: dict[str, RematReport] = {}
 
     def step(self, spec: ModelSpec) -> Path:
         if spec.key not in self._hlo:
@@ -252,7 +253,7 @@ class ModelCache:
             if self.gpu_target:
                 report = predicted_peak(spec, self.gpu_target, self.work_dir / spec.key)
                 self.gpu_reports[spec.key] = report
-                self._baseline[spec.key] = allocated(report, "before")
+                self._baseline[spec.key] = report.allocated("before")
             else:
                 self._baseline[spec.key] = baseline_peak(self.step(spec), self.work_dir / spec.key)
         return self._baseline[spec.key]
@@ -296,10 +297,10 @@ def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
         report = cache.gpu_reports[spec.key]
         gpu = {
             "gpu_target": cache.gpu_target,
-            "predicted_gpu_peak_bytes": allocated(report, "before"),
-            "gpu_buffer_assignment_bytes": report.get("buffer_assignment_before_bytes"),
-            "gpu_floor_bytes": report.get("floor_bytes"),
-            "multi_output_fusions": report.get("multi_output_fusions"),
+            "predicted_gpu_peak_bytes": report.allocated("before"),
+            "gpu_buffer_assignment_bytes": report.buffer_assignment_before_bytes,
+            "gpu_floor_bytes": report.floor_bytes,
+            "multi_output_fusions": report.multi_output_fusions,
         }
     return {
         "key": model_key(spec, device),
@@ -347,35 +348,35 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         record.update(_gap_fields(graph_path, r, plan.optimum_time_limit_s))
     record.update(
         status="ok",
-        heap_sim_before_bytes=r["heap_sim_before_bytes"],
-        heap_sim_scheduled_bytes=r["heap_sim_scheduled_bytes"],
-        heap_sim_after_bytes=r["heap_sim_after_bytes"],
-        memory_figure=r.get("memory_figure", "heap_simulator"),
-        allocation_before_bytes=allocated(r, "before"),
-        allocation_after_bytes=allocated(r, "after"),
-        ratio=allocated(r, "after") / max(allocated(r, "before"), 1),
-        floor_bytes=r["floor_bytes"],
-        floor_at=r["floor_at"],
-        floor_ratio=allocated(r, "after") / max(r["floor_bytes"], 1),
-        budget_met=r["budget_met"],
-        extra_flops_pct=100.0 * (r["flops_after"] - r["flops_before"]) / max(r["flops_before"], 1),
-        stopped_by_flops_cap=r.get("stopped_by_flops_cap", False),
-        pass_seconds=r["pass_seconds"],
-        numerics=r["numerics"],
-        scheduler_chosen=r["scheduler_chosen"],
-        recomputed=r["recomputed"],
-        compressed=r["compressed"],
-        undone=r["undone"],
-        instructions_added=r["instructions_added"],
-        note=r["note"],
-        step_time_before_s=r.get("step_time_before_s"),
-        step_time_after_s=r.get("step_time_after_s"),
-        step_time_ratio=r.get("step_time_ratio"),
+        heap_sim_before_bytes=r.heap_sim_before_bytes,
+        heap_sim_scheduled_bytes=r.heap_sim_scheduled_bytes,
+        heap_sim_after_bytes=r.heap_sim_after_bytes,
+        memory_figure=r.memory_figure,
+        allocation_before_bytes=r.allocated("before"),
+        allocation_after_bytes=r.allocated("after"),
+        ratio=r.ratio,
+        floor_bytes=r.floor_bytes,
+        floor_at=r.floor_at,
+        floor_ratio=r.allocated("after") / max(r.floor_bytes, 1),
+        budget_met=r.budget_met,
+        extra_flops_pct=r.extra_flops_pct,
+        stopped_by_flops_cap=r.stopped_by_flops_cap,
+        pass_seconds=r.pass_seconds,
+        numerics=r.numerics,
+        scheduler_chosen=r.scheduler_chosen,
+        recomputed=r.recomputed,
+        compressed=r.compressed,
+        undone=r.undone,
+        instructions_added=r.instructions_added,
+        note=r.note,
+        step_time_before_s=r.step_time_before_s,
+        step_time_after_s=r.step_time_after_s,
+        step_time_ratio=r.step_time_ratio,
     )
     return record
 
 
-def _gap_fields(graph_path: Path, report: dict, time_limit_s: float) -> dict:
+def _gap_fields(graph_path: Path, report: RematReport, time_limit_s: float) -> dict:
     """The cell beside the MILP optimum at the planner peak it reached."""
     from remat_harness.optimum import load_graph
     from remat_harness.optimum_run import optimum_at_reached

@@ -1,0 +1,114 @@
+"""hlo-remat's JSON report, typed: what the sweep, the demo, the optimum and
+the scripts read. The engine writes it in one place (patch_src/remat_report.cc);
+the fields here follow that file's order."""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GpuInstructionCounts:
+    instructions: int = 0
+    fusions: int = 0
+    multi_output_fusions: int = 0
+    tuple_custom_calls: int = 0
+
+
+@dataclass(frozen=True)
+class RematReport:
+    module: str
+    algorithm: str
+    scheduler: str  # as asked
+    scheduler_chosen: str  # the one kept ("default" tries three)
+    budget_bytes: int
+    peak_before_bytes: int  # the planner's count, on the schedule given
+    peak_scheduled_bytes: int
+    peak_after_bytes: int
+    heap_sim_before_bytes: int
+    heap_sim_scheduled_bytes: int
+    heap_sim_after_bytes: int
+    memory_figure: str  # "heap_simulator" (CPU) or "buffer_assignment" (GPU)
+    allocation_before_bytes: int  # what the platform allocates
+    allocation_after_bytes: int
+    floor_bytes: int
+    floor_at: str
+    budget_met: bool
+    instructions_before: int
+    instructions_after: int
+    instructions_added: int
+    recomputed: int
+    compressed: int
+    undone: int
+    pinned: int
+    invariant_stacks_removed: int
+    invariant_stack_bytes: int
+    flops_before: float
+    flops_after: float
+    max_extra_flops: float | None  # -1: no cap
+    stopped_by_flops_cap: bool
+    pass_seconds: float
+    phase_seconds: dict[str, float]
+    plans_tried: int
+    numerics: str  # "equal", "differ" or "skipped"
+    step_time_before_s: float | None
+    step_time_after_s: float | None
+    step_time_ratio: float | None
+    note: str
+    platform: str  # "cpu" or "gpu"
+    decisions: list[dict[str, Any]]
+    # hlo-remat --platform gpu only:
+    gpu_target: str = ""
+    buffer_assignment_before_bytes: int = 0
+    buffer_assignment_after_bytes: int = 0
+    multi_output_fusions: int = 0
+    heap_sim_at_hook_before_bytes: int = 0
+    heap_sim_at_hook_after_bytes: int = 0
+    allocation_at_hook_before_bytes: int = 0
+    allocation_at_hook_after_bytes: int = 0
+    gpu_baseline: GpuInstructionCounts | None = None
+    gpu_final: GpuInstructionCounts | None = None
+    scheduler_mem_limit_bytes: int = 0
+    disabled_passes: list[str] = field(default_factory=list)
+    wheel_reference: dict[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RematReport:
+        """The report from its JSON object; a key it lacks is an error naming
+        it (an engine older or newer than this harness), one it does not know
+        is ignored."""
+        names = {f.name for f in fields(cls)}
+        known = {key: value for key, value in data.items() if key in names}
+        for key in ("gpu_baseline", "gpu_final"):
+            if isinstance(known.get(key), dict):
+                known[key] = GpuInstructionCounts(**known[key])
+        required = {
+            f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
+        }
+        missing = sorted(name for name in required if name not in known)
+        if missing:
+            raise ValueError(f"hlo-remat report lacks {', '.join(missing)}")
+        return cls(**known)
+
+    def allocated(self, when: str) -> int:
+        """The platform's figure "before" or "after": what it allocates
+        (HeapSimulator on CPU, buffer assignment on GPU); HeapSimulator's
+        where an engine reported no allocation."""
+        value = self.allocation_before_bytes if when == "before" else self.allocation_after_bytes
+        if value:
+            return value
+        return self.heap_sim_before_bytes if when == "before" else self.heap_sim_after_bytes
+
+    @property
+    def ratio(self) -> float:
+        """After over before, in the platform's figure."""
+        return self.allocated("after") / max(self.allocated("before"), 1)
+
+    @property
+    def extra_flops_fraction(self) -> float:
+        return (self.flops_after - self.flops_before) / max(self.flops_before, 1.0)
+
+    @property
+    def extra_flops_pct(self) -> float:
+        return 100.0 * self.extra_flops_fraction
