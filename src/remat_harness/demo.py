@@ -6,7 +6,7 @@ the tables and writes the JSON reports."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -62,7 +62,7 @@ def run_demo(
             progress.advance(task)
     console.print(render_table(rows, spec.key, budget))
     (out_dir / f"{spec.key}.summary.json").write_text(
-        json.dumps([r.__dict__ for r in rows], indent=2)
+        json.dumps([asdict(r) for r in rows], indent=2)
     )
     console.print(f"JSON reports in {out_dir}")
     return rows
