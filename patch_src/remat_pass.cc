@@ -495,6 +495,11 @@ class RematDriver {
     if (options_.algorithm == RematAlgorithm::kPath) {
       report_.AddNote(
           absl::StrCat(result.articulation_points, " articulation points"));
+      if (result.chains_dropped) {
+        report_.AddNote(
+            "budget missed with chains; single recomputations went lower "
+            "and are kept");
+      }
     }
     if (result.plan_rejected) {
       report_.AddNote(absl::StrCat(result.rejection, ": plan taken back"));

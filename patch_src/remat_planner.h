@@ -89,6 +89,9 @@ struct PlannerResult {
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
   int plans_tried = 0;             // sweeps of the schedule
   double judge_seconds = 0;        // in keep_plan
+  // `path` missed the budget and single recomputations went lower by the
+  // platform's figure: their plan is the one kept.
+  bool chains_dropped = false;
   std::vector<RematDecision> decisions;
 
   // Adds the moves of a plan of another computation: its counts and its

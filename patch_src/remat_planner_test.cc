@@ -214,6 +214,42 @@ TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
                            m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
 }
 
+// `path` that misses its budget is compared with single recomputations by
+// the judge's figure; the lower plan is kept. Here the judge's figure falls
+// with every instruction the plan adds: the chains go lowest.
+TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
+  PlannerConfig config = AsLowAsPossible();
+  config.chains = true;
+  config.keep_plan =
+      [](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true, 1000 - EntrySize(planned), ""};
+  };
+  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_FALSE(planned->result.chains_dropped);
+  EXPECT_EQ(planned->result.recomputed, 3);
+  EXPECT_TRUE(
+      Match(planned->module->entry_computation()->root_instruction(),
+            m::Add(m::Op(), m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
+}
+
+// The same with a judge whose figure rises with every added instruction:
+// single recomputations (here: none) go lower, and are what is kept.
+TEST(RematPlannerTest, PathFallsBackWhenSingleRecomputationsGoLower) {
+  PlannerConfig config = AsLowAsPossible();
+  config.chains = true;
+  config.keep_plan =
+      [](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true, EntrySize(planned), ""};
+  };
+  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_TRUE(planned->result.chains_dropped);
+  EXPECT_EQ(planned->result.recomputed, 0);
+  EXPECT_EQ(EntrySize(*planned->module), 11);
+  EXPECT_TRUE(planned->module->schedule().Verify().ok());
+}
+
 }  // namespace
 }  // namespace remat
 }  // namespace xla
