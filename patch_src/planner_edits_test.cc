@@ -1,0 +1,162 @@
+#include "xla/service/remat/planner_edits.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/pattern_matcher.h"
+#include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/planner_liveness.h"
+#include "xla/service/remat/planner_scoring.h"
+#include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/size_function.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+namespace m = ::xla::match;
+
+constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
+
+// `a` waits from the start for the root; recomputing it from the parameter
+// there frees it across the middle.
+constexpr absl::string_view kLateUse = R"(
+HloModule late_use, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} add(d, c)
+  ROOT r = f32[256,256]{1,0} add(e, a)
+})";
+
+// A planner state on kLateUse, every value defined before position `at`
+// active, and the recomputation of `a` scored at `at`.
+class PlannerEditsTest : public ::testing::Test {
+ protected:
+  static constexpr int kAt = 3;  // c: a, b and c are live
+
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
+        ParseAndReturnUnverifiedModule(kLateUse);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    module_ = std::move(*parsed);
+    absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
+        AnalyzeCosts(*module_, PlainBytes);
+    ASSERT_TRUE(costs.ok()) << costs.status();
+    costs_ = std::move(*costs);
+    PlannerConfig config;
+    config.target_bytes = 1;
+    state_ = std::make_unique<PlannerState>(module_.get(),
+                                            module_->entry_computation(),
+                                            config, PlainBytes, *costs_);
+    ASSERT_TRUE(InitPlannerState(*state_).ok());
+    for (int slot = 0; slot < kAt; ++slot) {
+      for (int index : state_->values_by_def[slot]) Activate(*state_, index);
+    }
+    a_ = module_->entry_computation()->GetInstructionWithName("a");
+    ASSERT_NE(a_, nullptr);
+    const int index = state_->value_of.at(a_);
+    int horizon = state_->n;
+    ScoreReads reads;
+    ASSERT_TRUE(EvaluateRecompute(*state_, index, kAt, /*chains=*/false,
+                                  candidate_, horizon, reads));
+  }
+
+  const HloInstruction* Root() const {
+    return module_->entry_computation()->root_instruction();
+  }
+
+  std::unique_ptr<HloModule> module_;
+  std::unique_ptr<RematCostAnalysis> costs_;
+  std::unique_ptr<PlannerState> state_;
+  const HloInstruction* a_ = nullptr;
+  Candidate candidate_;
+};
+
+TEST_F(PlannerEditsTest, TheScoredMoveRecomputesTheValueForItsLateUse) {
+  EXPECT_EQ(candidate_.kind, MoveKind::kRecompute);
+  EXPECT_EQ(candidate_.gain, kValue);
+  EXPECT_GT(candidate_.flops, 0);
+}
+
+TEST_F(PlannerEditsTest, ApplyMoveClonesTheProducerAndRedirectsTheLateUse) {
+  const int64_t before = state_->liveness->Max();
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  ASSERT_EQ(state_->moves.size(), 1);
+  ASSERT_EQ(state_->result.decisions.size(), 1);
+  EXPECT_EQ(state_->result.decisions.front().value, "a");
+  EXPECT_EQ(before - state_->liveness->Max(), kValue);
+  // The root now reads a clone of `a`, rebuilt from the parameter.
+  const HloInstruction* clone = nullptr;
+  EXPECT_TRUE(Match(
+      Root(), m::Add(m::Op().WithName("e"), m::Exp(&clone, m::Parameter(0)))));
+  ASSERT_NE(clone, nullptr);
+  EXPECT_NE(clone, a_);
+  EXPECT_EQ(a_->user_count(), 1);  // b only
+}
+
+TEST_F(PlannerEditsTest, RevertMoveRestoresTheUsesAndTheLiveness) {
+  const int64_t before = state_->liveness->Max();
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  ASSERT_TRUE(RevertMove(*state_, state_->moves.back()).ok());
+  EXPECT_TRUE(state_->moves.back().undone);
+  EXPECT_EQ(state_->liveness->Max(), before);
+  EXPECT_TRUE(Match(Root(), m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
+  EXPECT_EQ(a_->user_count(), 2);
+}
+
+// The judge's copy: the plan applied, scheduled and valid on its own, so
+// that the platform's figure can be taken before the module is committed.
+TEST_F(PlannerEditsTest, PlannedCopyCarriesThePlan) {
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  absl::StatusOr<std::unique_ptr<HloModule>> copy = PlannedCopy(*state_);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_NE(copy->get(), module_.get());
+  EXPECT_EQ((*copy)->entry_computation()->instruction_count(), 8);
+  EXPECT_TRUE((*copy)->schedule().Verify().ok());
+  EXPECT_TRUE(Match((*copy)->entry_computation()->root_instruction(),
+                    m::Add(m::Op(), m::Exp(m::Parameter(0)))));
+}
+
+TEST_F(PlannerEditsTest, MaterializeAppliesThePlanInScheduleOrder) {
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  absl::StatusOr<PlannerResult> result = Materialize(*state_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->recomputed, 1);
+  EXPECT_EQ(module_->entry_computation()->instruction_count(), 8);
+  EXPECT_TRUE(module_->schedule().Verify().ok());
+  // The clone runs after `e`, right before the root that reads it.
+  const auto& order =
+      module_->schedule().sequence(module_->entry_computation()).instructions();
+  ASSERT_EQ(order.size(), 8);
+  EXPECT_TRUE(Match(order[6], m::Exp(m::Parameter(0))));
+  EXPECT_EQ(order[7], Root());
+}
+
+TEST_F(PlannerEditsTest, AMoveTakenBackLeavesTheModuleAsGiven) {
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  ASSERT_TRUE(RevertMove(*state_, state_->moves.back()).ok());
+  ASSERT_TRUE(DropTakenBack(*state_).ok());
+  absl::StatusOr<PlannerResult> result = Materialize(*state_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->recomputed, 0);
+  EXPECT_EQ(module_->entry_computation()->instruction_count(), 7);
+  EXPECT_TRUE(Match(Root(), m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
+  EXPECT_TRUE(module_->schedule().Verify().ok());
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
