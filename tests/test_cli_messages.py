@@ -95,6 +95,24 @@ def test_long_instruction_names_are_cut_in_the_middle(engine, tmp_path):
     assert "instruction gradient_tape.sequential..." in line and "fusion.12" in line, line
 
 
+def test_a_brace_that_ends_the_computation_inside_an_instruction_is_refused(engine, tmp_path):
+    """Found by make fuzz (seed 10, mutant 558: bytes after a metadata block
+    of a scheduled step): XLA's parser CHECK-failed on the cut computation."""
+    text = hlo_cases.BROADCAST_MISMATCH.replace("source_line=7}", "source_line=7}}\xe7>")
+    assert text != hlo_cases.BROADCAST_MISMATCH
+    proc = _run(engine, tmp_path, text)
+    assert proc.returncode == 2
+    line = _one_short_line(proc.stderr)
+    assert "line 6, instruction b: '}' closes more than the line opens" in line, line
+
+
+def test_a_computations_brace_after_its_root_is_still_valid(engine, tmp_path):
+    text = "HloModule m\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\n"
+    text += "  ROOT n = f32[4]{0} negate(p) }\n"
+    proc = _run(engine, tmp_path, text, "--xla_rematerialization_mem_limit=1G")
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_a_fusion_with_more_operands_than_parameters_is_refused(engine, tmp_path):
     """Found by make fuzz (seed 4, an operand swap): the verifier let it pass
     and XLA's own pass aborted in its alias analysis."""

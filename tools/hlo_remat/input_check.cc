@@ -415,6 +415,33 @@ struct ParameterNumbers {
 
 }  // namespace
 
+namespace {
+
+// True when `line` closes a brace it did not open, outside its quoted
+// strings, and text follows: the computation would end inside the
+// instruction. (A computation's own '}' after its ROOT, with nothing after
+// it, is valid HLO text.)
+bool ExtraClosingBraces(absl::string_view line) {
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '\\') ++i;  // the escaped character
+      if (c == '"') quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth < 0) {
+      return !absl::StripAsciiWhitespace(line.substr(i + 1)).empty();
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status PrecheckHloText(absl::string_view text) {
   int number = 0;
   ParameterNumbers parameters;
@@ -444,6 +471,14 @@ absl::Status PrecheckHloText(absl::string_view text) {
         parameters.seen.emplace_back(param, number);
         parameters.names.push_back(parsed.name);
       }
+    }
+    // An instruction line that closes more braces than it opens ends its
+    // computation inside the instruction; XLA's parser can then CHECK-fail
+    // building the cut computation (fuzz: mutant 558 of seed 10).
+    if (ExtraClosingBraces(line)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", number, ", instruction ", ShownName(parsed.name),
+          ": '}' closes more than the line opens, and text follows"));
     }
     // XLA's parser CHECK-fails (aborts) on a tuple without a tuple shape.
     if (parsed.opcode == "tuple" && !absl::StartsWith(parsed.shape, "(")) {
