@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from remat_harness.paths import hlo_remat_binary
@@ -47,8 +48,9 @@ class EngineRun:
     raw: dict | None  # the JSON report as written (the CLI's contract)
     stderr: str
 
-    @property
+    @cached_property
     def report(self) -> RematReport | None:
+        """Parsed once, on first use."""
         return RematReport.from_json(self.raw) if self.raw is not None else None
 
 

@@ -413,10 +413,6 @@ struct ParameterNumbers {
   }
 };
 
-}  // namespace
-
-namespace {
-
 // True when `line` closes a brace it did not open, outside its quoted
 // strings, and text follows: the computation would end inside the
 // instruction. (A computation's own '}' after its ROOT, with nothing after
