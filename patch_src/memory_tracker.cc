@@ -133,33 +133,34 @@ void ComputationMemory::DefineBuffers(bool is_entry,
     std::vector<ShapeIndex> indices = SubshapeIndices(instruction->shape());
     std::vector<std::vector<int>>& slots = sources_[instruction];
     slots.resize(indices.size());
-    for (size_t s = 0; s < indices.size(); ++s) {
-      const ShapeIndex& index = indices[s];
+    for (size_t element = 0; element < indices.size(); ++element) {
+      const ShapeIndex& index = indices[element];
       const Shape& subshape =
           ShapeUtil::GetSubshape(instruction->shape(), index);
       const HloOpcode op = instruction->opcode();
       if (op == HloOpcode::kTuple && !index.empty()) {
         ShapeIndex rest(index.begin() + 1, index.end());
-        slots[s] = Sources(instruction->operand(index[0]), rest);
+        slots[element] = Sources(instruction->operand(index[0]), rest);
       } else if (op == HloOpcode::kGetTupleElement) {
         ShapeIndex full = {instruction->tuple_index()};
         for (int64_t i : index) full.push_back(i);
-        slots[s] = Sources(instruction->operand(0), full);
+        slots[element] = Sources(instruction->operand(0), full);
       } else if (ForwardsOperandZero(instruction) &&
                  instruction->operand_count() > 0) {
-        slots[s] = Sources(instruction->operand(0), index);
+        slots[element] = Sources(instruction->operand(0), index);
       } else if (op == HloOpcode::kConstant) {
         // Constants live in their own read-only allocations, outside the
         // heap (HeapSimulator's default too).
-        slots[s] = {};
+        slots[element] = {};
       } else if (op == HloOpcode::kParameter) {
         // Inside a called computation, parameters are the caller's buffers.
         int64_t size = is_entry ? size_fn(subshape) : 0;
         int id = NewBuffer(instruction, index, size, 0);
         buffers_[id].live_to_end = is_entry;
-        slots[s] = {id};
+        slots[element] = {id};
       } else {
-        slots[s] = {NewBuffer(instruction, index, size_fn(subshape), pos)};
+        slots[element] = {
+            NewBuffer(instruction, index, size_fn(subshape), pos)};
       }
     }
   }

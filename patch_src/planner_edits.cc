@@ -31,13 +31,6 @@
 namespace xla {
 namespace remat {
 
-void Activate(PlannerState& s, int index) {
-  Value& v = s.values[index];
-  if (v.active || v.dead) return;
-  v.active = true;
-  s.active.push_back(index);
-}
-
 namespace {
 
 // What the plan leaves: producers no use is left for, and the order of
@@ -47,161 +40,204 @@ struct FinalOrder {
   HloInstructionSequence sequence;
 };
 
-HloInstruction* BitcastOf(PlannerState& s, HloInstruction* clone,
+HloInstruction* BitcastOf(PlannerState& state, HloInstruction* clone,
                           const Shape& shape, int slot) {
-  auto key = std::make_pair(static_cast<const HloInstruction*>(clone),
-                            ShapeUtil::HumanStringWithLayout(shape));
-  auto it = s.bitcasts.find(key);
-  if (it != s.bitcasts.end()) return it->second;
-  HloInstruction* bitcast = s.computation->AddInstruction(
+  const std::string shape_text = ShapeUtil::HumanStringWithLayout(shape);
+  if (HloInstruction* known = state.moves().FindBitcast(clone, shape_text)) {
+    return known;
+  }
+  HloInstruction* bitcast = state.computation()->AddInstruction(
       HloInstruction::CreateBitcast(shape, clone));
-  s.bitcasts[key] = bitcast;
-  std::vector<int> sources = s.extra_sources[clone];  // copy: the map may grow
-  s.extra_sources[bitcast] = std::move(sources);
-  s.value_of[bitcast] = s.value_of[clone];
-  s.clones_at_slot[slot].push_back(bitcast);
-  s.current->new_instructions.push_back(bitcast);
-  ++s.result.instructions_added;
+  state.moves().RememberBitcast(clone, shape_text, bitcast);
+  state.SetBuffersOf(bitcast, state.BuffersOf(clone));
+  state.values().AddReader(bitcast, state.values().IndexOf(clone));
+  state.Place(bitcast, slot);
   return bitcast;
 }
 
-int RegisterValue(PlannerState& s, HloInstruction* instruction,
-                  const HloInstruction* origin, int buffer, int def,
-                  int generation, double cost) {
-  Value fresh;
-  fresh.instruction = instruction;
-  fresh.producer = instruction;
-  fresh.origin = origin;
-  fresh.buffer = buffer;
-  fresh.def = def;
-  fresh.generation = generation;
-  fresh.cost = cost;
-  const int index = static_cast<int>(s.values.size());
-  s.values.push_back(std::move(fresh));
-  s.value_of[instruction] = index;
-  s.versions[origin].push_back(index);
-  s.values_by_def[def].push_back(index);
-  s.current->new_values.push_back(index);
+// Adds `value`, read as `provider`, as a new value of the current move.
+int RegisterValue(PlannerState& state, Value value, HloInstruction* provider) {
+  const int index = state.values().Add(std::move(value), {provider});
+  state.moves().current()->new_values.push_back(index);
   return index;
 }
 
 // Keeps `reader` before whatever overwrites the buffers of `read`.
-void GuardReads(PlannerState& s, HloInstruction* reader,
+void GuardReads(PlannerState& state, HloInstruction* reader,
                 const HloInstruction* read) {
-  for (int k : s.BuffersOf(read)) {
-    HloInstruction* writer = s.liveness->buffer(k).writer;
+  for (int buffer : state.BuffersOf(read)) {
+    HloInstruction* writer = state.liveness().buffer(buffer).writer;
     if (writer != nullptr && writer != reader) {
-      s.guards.push_back({reader, writer});
+      state.moves().Guard(reader, writer);
     }
   }
 }
 
-// Clones value `index` at slot u, reading the clones of `chain` where it
-// reads their originals; sets the clone's value and returns what provides it.
-absl::StatusOr<HloInstruction*> PlaceClone(
-    PlannerState& s, int index, int u,
-    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& chain,
-    int& fresh_index) {
-  const Value original = s.values[index];  // copy: s.values grows below
-  const int64_t size = s.liveness->Size(original.buffer);
-  HloInstruction* clone =
-      s.computation->AddInstruction(original.producer->Clone("remat"));
-  for (HloInstruction* pred : original.producer->control_predecessors()) {
-    TF_RETURN_IF_ERROR(pred->AddControlDependencyTo(clone));
+// What PlaceClone placed: the instruction that provides the value, and the
+// value's index.
+struct PlacedClone {
+  HloInstruction* provider;
+  int value;
+};
+
+// Operand `operand_no` of `clone` (placed at `late_slot`) reads a clone of
+// the same chain, or the version of its value that lives longest, held
+// until the clone runs.
+absl::Status ReadOperand(
+    PlannerState& state, HloInstruction* clone, int64_t operand_no,
+    int late_slot,
+    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& chain) {
+  ValueTable& values = state.values();
+  LivenessModel& liveness = state.liveness();
+  HloInstruction* operand = clone->mutable_operand(operand_no);
+  HloInstruction* chosen = ChooseOperand(state, operand, late_slot);
+  auto link = chain.find(chosen);
+  if (link != chain.end()) {
+    TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, link->second));
+    const int link_value = values.IndexOf(link->second);
+    values.AddUse(link_value, {clone, operand_no, link->second, late_slot});
+    liveness.AddRead(values[link_value].buffer, late_slot);
+    return absl::OkStatus();
   }
-  const int buffer = s.liveness->AddBuffer(size, u, u, /*live_to_end=*/false);
-  s.liveness->AddMemory(u, u, size);
-  s.clones_at_slot[u].push_back(clone);
-  s.current->new_instructions.push_back(clone);
-  ++s.result.instructions_added;
+  if (chosen != operand) {
+    TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, chosen));
+  }
+  const int read = values.IndexOf(chosen);
+  if (read >= 0) {
+    values.AddUse(read, {clone, operand_no, chosen, late_slot});
+    state.moves().current()->operand_values.push_back(read);
+    if (values[read].def < state.sweep_slot()) values.Activate(read);
+  }
+  GuardReads(state, clone, chosen);
+  for (int buffer : state.BuffersOf(chosen)) {
+    if (liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
+      continue;
+    }
+    liveness.Touch(buffer);
+    liveness.AddRead(buffer, late_slot);
+  }
+  return absl::OkStatus();
+}
+
+// Clones value `index` at `late_slot`, reading the clones of `chain` where it
+// reads their originals.
+absl::StatusOr<PlacedClone> PlaceClone(
+    PlannerState& state, int index, int late_slot,
+    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& chain) {
+  const Value original = state.values()[index];  // copy: the table grows
+  LivenessModel& liveness = state.liveness();
+  const int64_t size = liveness.Size(original.buffer);
+  HloInstruction* clone =
+      state.computation()->AddInstruction(original.producer->Clone("remat"));
+  for (HloInstruction* predecessor :
+       original.producer->control_predecessors()) {
+    TF_RETURN_IF_ERROR(predecessor->AddControlDependencyTo(clone));
+  }
+  const int buffer =
+      liveness.AddBuffer(size, late_slot, late_slot, /*live_to_end=*/false);
+  liveness.AddMemory(late_slot, late_slot, size);
+  state.Place(clone, late_slot);
   // An element is re-extracted from the clone; its other outputs are only
   // the clone's transient (CountChainTransient).
   HloInstruction* provider = clone;
   if (original.tuple_index >= 0) {
-    provider = s.computation->AddInstruction(
+    provider = state.computation()->AddInstruction(
         HloInstruction::CreateGetTupleElement(
             clone->shape().tuple_shapes(original.tuple_index), clone,
             original.tuple_index),
         absl::StrCat(original.origin->name(), ".remat"));
-    s.clones_at_slot[u].push_back(provider);
-    s.current->new_instructions.push_back(provider);
-    ++s.result.instructions_added;
+    state.Place(provider, late_slot);
   }
-  s.extra_sources[provider] = {buffer};
-  fresh_index = RegisterValue(s, provider, original.origin, buffer, u,
-                              original.generation + 1, original.cost);
-  s.values[fresh_index].producer = clone;
-  s.values[fresh_index].flops = original.flops;
-  s.values[fresh_index].tuple_index = original.tuple_index;
-  s.values[fresh_index].transient = original.transient;
-
-  // Operands: a clone of the same chain, or the version of the value that
-  // lives longest, held until the clone runs.
-  for (int64_t k = 0; k < clone->operand_count(); ++k) {
-    HloInstruction* operand = clone->mutable_operand(k);
-    HloInstruction* chosen = ChooseOperand(s, operand, u);
-    auto link = chain.find(chosen);
-    if (link != chain.end()) {
-      TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(k, link->second));
-      const Value& link_value = s.values[s.value_of[link->second]];
-      s.values[s.value_of[link->second]].uses.push_back(
-          {clone, k, link->second, u});
-      s.liveness->AddRead(link_value.buffer, u);
-      continue;
-    }
-    if (chosen != operand) {
-      TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(k, chosen));
-    }
-    auto vit = s.value_of.find(chosen);
-    if (vit != s.value_of.end()) {
-      s.values[vit->second].uses.push_back({clone, k, chosen, u});
-      s.current->operand_values.push_back(vit->second);
-      if (s.values[vit->second].def < s.current_p) Activate(s, vit->second);
-    }
-    GuardReads(s, clone, chosen);
-    for (int kb : s.BuffersOf(chosen)) {
-      if (s.liveness->Size(kb) == 0 || s.liveness->buffer(kb).live_to_end) {
-        continue;
-      }
-      s.liveness->Touch(kb);
-      s.liveness->AddRead(kb, u);
-    }
+  state.SetBuffersOf(provider, {buffer});
+  Value fresh;
+  fresh.instruction = provider;
+  fresh.producer = clone;
+  fresh.tuple_index = original.tuple_index;
+  fresh.transient = original.transient;
+  fresh.origin = original.origin;
+  fresh.buffer = buffer;
+  fresh.def = late_slot;
+  fresh.generation = original.generation + 1;
+  fresh.cost = original.cost;
+  fresh.flops = original.flops;
+  const int fresh_index = RegisterValue(state, std::move(fresh), provider);
+  for (int64_t operand_no = 0; operand_no < clone->operand_count();
+       ++operand_no) {
+    TF_RETURN_IF_ERROR(ReadOperand(state, clone, operand_no, late_slot, chain));
   }
-  s.pins.push_back({clone, s.current_p});
-  return provider;
+  state.moves().Pin(clone, state.sweep_slot());
+  return PlacedClone{provider, fresh_index};
 }
 
-HloInstruction* PlaceCopy(PlannerState& s, HloInstruction* source,
+HloInstruction* PlaceCopy(PlannerState& state, HloInstruction* source,
                           const Shape& shape, int slot, int& buffer) {
-  HloInstruction* copy = s.computation->AddInstruction(
+  HloInstruction* copy = state.computation()->AddInstruction(
       HloInstruction::CreateUnary(shape, HloOpcode::kCopy, source));
-  GuardReads(s, copy, source);
-  for (int k : s.BuffersOf(source)) {
-    s.liveness->Touch(k);
-    s.liveness->AddRead(k, slot);
+  GuardReads(state, copy, source);
+  LivenessModel& liveness = state.liveness();
+  for (int read : state.BuffersOf(source)) {
+    liveness.Touch(read);
+    liveness.AddRead(read, slot);
   }
-  const int64_t size = s.size_fn(shape);
-  buffer = s.liveness->AddBuffer(size, slot, slot, /*live_to_end=*/false);
-  s.liveness->AddMemory(slot, slot, size);
-  s.extra_sources[copy] = {buffer};
-  s.clones_at_slot[slot].push_back(copy);
-  s.current->new_instructions.push_back(copy);
-  ++s.result.instructions_added;
+  const int64_t size = state.size_fn()(shape);
+  buffer = liveness.AddBuffer(size, slot, slot, /*live_to_end=*/false);
+  liveness.AddMemory(slot, slot, size);
+  state.SetBuffersOf(copy, {buffer});
+  state.Place(copy, slot);
   return copy;
 }
 
-// Points the uses of `original` after p at `replacement` (value
-// `fresh_index`, placed at u); the original dies if no use is left.
-absl::Status RedirectLateUses(PlannerState& s, int original,
+// Value `original` lost its last use: its buffer is freed where it is
+// defined, and its producer too when nothing else of it is read.
+void ReleaseDeadValue(PlannerState& state, int original) {
+  const Value& value = state.values()[original];
+  LivenessModel& liveness = state.liveness();
+  const HloInstruction* producer = value.producer;
+  const int def = value.def;
+  const int buffer = value.buffer;
+  if (value.tuple_index < 0) {
+    // No use left before the trigger point: the producer goes away, and
+    // with it its reads of its own operands.
+    for (const HloInstruction* operand : producer->unique_operands()) {
+      for (int read : state.BuffersOf(operand)) liveness.RemoveRead(read, def);
+    }
+    liveness.AddMemory(def, liveness.End(buffer), -liveness.Size(buffer));
+    liveness.SetEnd(buffer, def);
+    liveness.Free(buffer);
+    return;
+  }
+  // An element: the producer may still run for its other outputs, and
+  // writes this one too, which dies at once.
+  if (liveness.End(buffer) > def) {
+    liveness.AddMemory(def + 1, liveness.End(buffer), -liveness.Size(buffer));
+  }
+  liveness.SetEnd(buffer, def);
+  liveness.Free(buffer);
+  if (!state.ProducerUnused(producer)) return;
+  for (const HloInstruction* operand : producer->unique_operands()) {
+    for (int read : state.BuffersOf(operand)) liveness.RemoveRead(read, def);
+  }
+  // The moves that killed the other elements cannot be undone alone now.
+  for (const HloInstruction* user : producer->users()) {
+    const int element = state.values().IndexOf(user);
+    if (element >= 0) liveness.Touch(state.values()[element].buffer);
+  }
+}
+
+// Points the uses of `original` after `slot` at `replacement` (value
+// `fresh_index`, placed at `late_slot`); the original dies if no use is left.
+absl::Status RedirectLateUses(PlannerState& state, int original,
                               HloInstruction* replacement, int fresh_index,
-                              int p, int u) {
-  const std::vector<Use> uses = s.values[original].uses;
-  HloInstruction* read = s.values[original].instruction;
-  const int b = s.values[original].buffer;
-  const int fresh_buffer = s.values[fresh_index].buffer;
+                              int slot, int late_slot) {
+  ValueTable& values = state.values();
+  LivenessModel& liveness = state.liveness();
+  const std::vector<Use> uses = values[original].uses;
+  HloInstruction* read = values[original].instruction;
+  const int buffer = values[original].buffer;
+  const int fresh_buffer = values[fresh_index].buffer;
   std::vector<Use> early;
   for (const Use& use : uses) {
-    if (use.pos <= p) {
+    if (use.slot <= slot) {
       early.push_back(use);
       continue;
     }
@@ -209,88 +245,58 @@ absl::Status RedirectLateUses(PlannerState& s, int original,
     HloInstruction* target =
         use.via == read || use.via->opcode() != HloOpcode::kBitcast
             ? replacement
-            : BitcastOf(s, replacement, use.via->shape(), u);
-    s.current->redirects.push_back(
+            : BitcastOf(state, replacement, use.via->shape(), late_slot);
+    state.moves().current()->redirects.push_back(
         {use.user, use.operand_no, use.user->mutable_operand(use.operand_no)});
     TF_RETURN_IF_ERROR(use.user->ReplaceOperandWith(use.operand_no, target));
-    s.values[fresh_index].uses.push_back(
-        {use.user, use.operand_no, target, use.pos});
-    s.liveness->AddRead(fresh_buffer, use.pos);
-    s.liveness->RemoveRead(b, use.pos);
+    values.AddUse(fresh_index, {use.user, use.operand_no, target, use.slot});
+    liveness.AddRead(fresh_buffer, use.slot);
+    liveness.RemoveRead(buffer, use.slot);
   }
-  Value& v = s.values[original];
-  v.uses = std::move(early);
-  if (!v.uses.empty()) return absl::OkStatus();
-  v.dead = true;
-  const HloInstruction* producer = v.producer;
-  const int def = v.def;
-  if (v.tuple_index < 0) {
-    // No use left before the trigger point: the producer goes away, and
-    // with it its reads of its own operands.
-    for (const HloInstruction* operand : producer->unique_operands()) {
-      for (int k : s.BuffersOf(operand)) s.liveness->RemoveRead(k, def);
-    }
-    s.liveness->AddMemory(def, s.liveness->End(b), -s.liveness->Size(b));
-    s.liveness->SetEnd(b, def);
-    s.liveness->Free(b);
-    return absl::OkStatus();
-  }
-  // An element: the producer may still run for its other outputs, and
-  // writes this one too, which dies at once.
-  if (s.liveness->End(b) > def) {
-    s.liveness->AddMemory(def + 1, s.liveness->End(b), -s.liveness->Size(b));
-  }
-  s.liveness->SetEnd(b, def);
-  s.liveness->Free(b);
-  if (!s.ProducerUnused(producer)) return absl::OkStatus();
-  for (const HloInstruction* operand : producer->unique_operands()) {
-    for (int k : s.BuffersOf(operand)) s.liveness->RemoveRead(k, def);
-  }
-  // The moves that killed the other elements cannot be undone alone now.
-  for (const HloInstruction* user : producer->users()) {
-    auto it = s.value_of.find(user);
-    if (it != s.value_of.end()) s.liveness->Touch(s.values[it->second].buffer);
-  }
+  values.KeepUses(original, std::move(early));
+  if (values[original].uses.empty()) ReleaseDeadValue(state, original);
   return absl::OkStatus();
 }
 
-// The memory at u while the values `fresh` (clones placed there, operands
-// first) are computed one after another.
-void CountChainTransient(PlannerState& s, const std::vector<int>& fresh,
-                         int u) {
-  // The clones of a chain run one after another at slot u and each
-  // intermediate dies once its last reader in the chain has run: slot u
+// The memory at `late_slot` while the values `fresh` (clones placed there,
+// operands first) are computed one after another.
+void CountChainTransient(PlannerState& state, const std::vector<int>& fresh,
+                         int late_slot) {
+  // The clones of a chain run one after another at late_slot and each
+  // intermediate dies once its last reader in the chain has run: the slot
   // holds the chain's own peak for a moment, not the sum of its values. A
   // clone's transient outputs (scratch, workspace) live only while it runs.
+  const ValueTable& values = state.values();
   const int count = static_cast<int>(fresh.size());
-  absl::flat_hash_map<const HloInstruction*, int> index;
-  for (int i = 0; i < count; ++i) index[s.values[fresh[i]].instruction] = i;
+  absl::flat_hash_map<const HloInstruction*, int> position;
+  for (int i = 0; i < count; ++i) position[values[fresh[i]].instruction] = i;
   std::vector<int> last_reader(count, -1);
   for (int i = 0; i < count; ++i) {
     for (const HloInstruction* operand :
-         s.values[fresh[i]].producer->operands()) {
-      auto it = index.find(operand);
-      if (it != index.end()) last_reader[it->second] = i;
+         values[fresh[i]].producer->operands()) {
+      auto it = position.find(operand);
+      if (it != position.end()) last_reader[it->second] = i;
     }
   }
   auto size_of = [&](int i) {
-    return s.liveness->Size(s.values[fresh[i]].buffer);
+    return state.liveness().Size(values[fresh[i]].buffer);
   };
   int64_t live = 0, peak = 0, intermediates = 0;
   for (int i = 0; i < count; ++i) {
     live += size_of(i);
-    peak = std::max(peak, live + s.values[fresh[i]].transient);
+    peak = std::max(peak, live + values[fresh[i]].transient);
     for (int j = 0; j < i; ++j) {
       if (last_reader[j] == i) live -= size_of(j);
     }
   }
-  // Before the chain's peak the instruction at u has not yet allocated its
-  // own outputs; after it, only the chain's last value is left.
+  // Before the chain's peak the instruction at late_slot has not yet
+  // allocated its own outputs; after it, only the chain's last value is left.
   const int root = count - 1;
   for (int i = 0; i < root; ++i) intermediates += size_of(i);
-  s.liveness->AddMemory(
-      u, u,
-      std::max<int64_t>(0, peak - s.defined_bytes[u] - size_of(root)) -
+  state.liveness().AddMemory(
+      late_slot, late_slot,
+      std::max<int64_t>(0,
+                        peak - state.defined_bytes(late_slot) - size_of(root)) -
           intermediates);
 }
 
@@ -321,23 +327,25 @@ absl::Status RemoveInstructions(
   return absl::OkStatus();
 }
 
-FinalOrder ComputeFinalOrder(const PlannerState& s) {
+FinalOrder ComputeFinalOrder(const PlannerState& state) {
+  const MoveLog::InstructionSet& taken_back = state.moves().taken_back();
   // Instructions of moves taken back are gone (or about to be): they may be
   // the last users of a producer that is dead otherwise.
   auto readers = [&](const HloInstruction* instruction) {
     std::vector<const HloInstruction*> out;
     for (const HloInstruction* user : instruction->users()) {
-      if (!s.removed.contains(user)) out.push_back(user);
+      if (!taken_back.contains(user)) out.push_back(user);
     }
     return out;
   };
   // A producer whose every use moved to a clone dies, with the bitcasts of
   // it that nobody reads any more.
-  const HloInstruction* root = s.computation->root_instruction();
+  const HloInstruction* root = state.computation()->root_instruction();
   FinalOrder order;
   absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
-  for (const Value& v : s.values) {
-    if (!v.dead || s.removed.contains(v.instruction) || v.instruction == root) {
+  for (const Value& v : state.values().all()) {
+    if (!v.dead || taken_back.contains(v.instruction) ||
+        v.instruction == root) {
       continue;
     }
     std::vector<const HloInstruction*> group = {v.instruction};
@@ -355,7 +363,7 @@ FinalOrder ComputeFinalOrder(const PlannerState& s) {
     for (size_t i = 0; i < group.size() && unused; ++i) {
       for (const HloInstruction* user : readers(group[i])) {
         if (user->opcode() == HloOpcode::kBitcast &&
-            user != s.computation->root_instruction()) {
+            user != state.computation()->root_instruction()) {
           group.push_back(user);
         } else {
           unused = false;
@@ -365,8 +373,8 @@ FinalOrder ComputeFinalOrder(const PlannerState& s) {
     if (unused) dead.insert(group.begin(), group.end());
   }
   // A multi-output producer goes once none of its outputs is read.
-  for (const Value& v : s.values) {
-    if (v.tuple_index < 0 || !v.dead || s.removed.contains(v.producer) ||
+  for (const Value& v : state.values().all()) {
+    if (v.tuple_index < 0 || !v.dead || taken_back.contains(v.producer) ||
         dead.contains(v.producer) || v.producer == root) {
       continue;
     }
@@ -387,15 +395,15 @@ FinalOrder ComputeFinalOrder(const PlannerState& s) {
   }
   HloInstructionSequence& sequence = order.sequence;
   absl::flat_hash_set<const HloInstruction*> placed;
-  for (int slot = 0; slot < s.n; ++slot) {
+  for (int slot = 0; slot < state.slot_count(); ++slot) {
     // Instructions added at one slot may read each other: operands first.
-    const std::vector<HloInstruction*>& group = s.clones_at_slot[slot];
+    absl::Span<HloInstruction* const> group = state.moves().PlacedAt(slot);
     absl::flat_hash_set<const HloInstruction*> in_group(group.begin(),
                                                         group.end());
     std::vector<std::pair<HloInstruction*, size_t>> stack;
     for (HloInstruction* start : group) {
       if (placed.contains(start) || dead.contains(start) ||
-          s.removed.contains(start)) {
+          taken_back.contains(start)) {
         continue;
       }
       stack.push_back({start, 0});
@@ -412,7 +420,7 @@ FinalOrder ComputeFinalOrder(const PlannerState& s) {
         stack.pop_back();
       }
     }
-    HloInstruction* original = s.sequence[slot];
+    HloInstruction* original = state.sequence()[slot];
     if (!dead.contains(original)) sequence.push_back(original);
   }
   return order;
@@ -420,161 +428,165 @@ FinalOrder ComputeFinalOrder(const PlannerState& s) {
 
 }  // namespace
 
-absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p) {
-  const int u = candidate.first_late;
-  s.moves.emplace_back();
-  s.current = &s.moves.back();
-  s.liveness->BeginMove(static_cast<int>(s.moves.size()) - 1,
-                        &s.current->liveness);
-  s.current->kind = candidate.kind;
-  s.current->original = candidate.value;
-  s.current->original_uses = s.values[candidate.value].uses;
-  s.current->original_dead = s.values[candidate.value].dead;
-  s.current->bytes_saved = candidate.gain;
-  s.current->cost = candidate.cost;
-  s.current->flops = candidate.flops;
+namespace {
+
+// Clones the candidate's chain at its first late use and redirects the late
+// uses to the last clone. Returns what provides the value now.
+absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
+                                          const Candidate& candidate,
+                                          int slot) {
+  const int late_slot = candidate.first_late;
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> chain;
+  std::vector<int> fresh_values;
+  bool transient = false;
+  PlacedClone placed{nullptr, -1};
+  for (int member : candidate.chain) {
+    TF_ASSIGN_OR_RETURN(placed, PlaceClone(state, member, late_slot, chain));
+    chain[state.values()[member].instruction] = placed.provider;
+    fresh_values.push_back(placed.value);
+    transient |= state.values()[placed.value].transient > 0;
+  }
+  if (fresh_values.size() > 1 || transient) {
+    CountChainTransient(state, fresh_values, late_slot);
+  }
+  TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, placed.provider,
+                                      placed.value, slot, late_slot));
+  AppliedMove& move = *state.moves().current();
+  move.clones = static_cast<int>(candidate.chain.size());
+  state.result().recomputed += move.clones;
+  return placed.provider;
+}
+
+// Copies the value to its compact layout after its last early use and back
+// at its first late use, and redirects the late uses to the copy back.
+absl::StatusOr<HloInstruction*> Compress(PlannerState& state,
+                                         const Candidate& candidate, int slot) {
+  const int late_slot = candidate.first_late;
+  HloInstruction* producer = state.values()[candidate.value].instruction;
+  int compact_buffer = -1, expand_buffer = -1;
+  HloInstruction* compact = PlaceCopy(state, producer, *candidate.compact,
+                                      candidate.compress_slot, compact_buffer);
+  state.values().AddUse(candidate.value,
+                        {compact, 0, producer, candidate.compress_slot});
+  HloInstruction* provider =
+      PlaceCopy(state, compact, producer->shape(), late_slot, expand_buffer);
+  Value expanded;
+  expanded.instruction = provider;
+  expanded.producer = provider;
+  expanded.origin = provider;
+  expanded.buffer = expand_buffer;
+  expanded.def = late_slot;
+  expanded.generation = state.values()[candidate.value].generation + 1;
+  expanded.cost = CopyCost(state.liveness().Size(expand_buffer),
+                           state.liveness().Size(compact_buffer));
+  const int fresh = RegisterValue(state, std::move(expanded), provider);
+  state.moves().Pin(provider, slot);
+  TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, provider, fresh,
+                                      slot, late_slot));
+  ++state.result().compressed;
+  return provider;
+}
+
+}  // namespace
+
+absl::Status ApplyMove(PlannerState& state, const Candidate& candidate,
+                       int slot) {
+  const Value& moved = state.values()[candidate.value];
+  AppliedMove& move = state.moves().Begin();
+  state.liveness().BeginMove(state.moves().size() - 1, &move.liveness);
+  move.kind = candidate.kind;
+  move.original = candidate.value;
+  move.original_uses = moved.uses;
+  move.original_dead = moved.dead;
+  move.bytes_saved = candidate.gain;
+  move.cost = candidate.cost;
+  move.flops = candidate.flops;
   // Touch the moved buffer first so that its old toucher is restored on undo.
-  s.liveness->Touch(s.values[candidate.value].buffer);
+  state.liveness().Touch(moved.buffer);
 
   HloInstruction* provider = nullptr;
   if (candidate.kind == MoveKind::kRecompute) {
-    absl::flat_hash_map<const HloInstruction*, HloInstruction*> chain;
-    std::vector<int> fresh_values;
-    bool transient = false;
-    int fresh = -1;
-    for (int member : candidate.chain) {
-      TF_ASSIGN_OR_RETURN(provider, PlaceClone(s, member, u, chain, fresh));
-      chain[s.values[member].instruction] = provider;
-      fresh_values.push_back(fresh);
-      transient |= s.values[fresh].transient > 0;
-    }
-    if (fresh_values.size() > 1 || transient) {
-      CountChainTransient(s, fresh_values, u);
-    }
-    TF_RETURN_IF_ERROR(
-        RedirectLateUses(s, candidate.value, provider, fresh, p, u));
-    s.current->clones = static_cast<int>(candidate.chain.size());
-    s.result.recomputed += s.current->clones;
+    TF_ASSIGN_OR_RETURN(provider, Recompute(state, candidate, slot));
   } else {
-    HloInstruction* producer = s.values[candidate.value].instruction;
-    int compact_buffer = -1, expand_buffer = -1;
-    HloInstruction* compact =
-        PlaceCopy(s, producer, *candidate.compact, candidate.compress_slot,
-                  compact_buffer);
-    s.values[candidate.value].uses.push_back(
-        {compact, 0, producer, candidate.compress_slot});
-    provider = PlaceCopy(s, compact, producer->shape(), u, expand_buffer);
-    const int fresh = RegisterValue(s, provider, provider, expand_buffer, u,
-                                    s.values[candidate.value].generation + 1,
-                                    CopyCost(s.liveness->Size(expand_buffer),
-                                             s.liveness->Size(compact_buffer)));
-    s.pins.push_back({provider, p});
-    TF_RETURN_IF_ERROR(
-        RedirectLateUses(s, candidate.value, provider, fresh, p, u));
-    ++s.result.compressed;
+    TF_ASSIGN_OR_RETURN(provider, Compress(state, candidate, slot));
   }
 
-  RematDecision d;
-  d.action = candidate.kind == MoveKind::kRecompute ? RematAction::kRecompute
-                                                    : RematAction::kCompress;
-  d.value = std::string(s.values[candidate.value].producer->name());
-  d.result = std::string(provider->name());
-  d.at = std::string(s.sequence[p]->name());
-  d.before = std::string(s.sequence[u]->name());
-  for (const HloInstruction* added : s.current->new_instructions) {
-    d.instructions.push_back(std::string(added->name()));
+  RematDecision decision;
+  decision.action = candidate.kind == MoveKind::kRecompute
+                        ? RematAction::kRecompute
+                        : RematAction::kCompress;
+  decision.value =
+      std::string(state.values()[candidate.value].producer->name());
+  decision.result = std::string(provider->name());
+  decision.at = std::string(state.sequence()[slot]->name());
+  decision.before = std::string(state.sequence()[candidate.first_late]->name());
+  for (const HloInstruction* added : move.new_instructions) {
+    decision.instructions.push_back(std::string(added->name()));
   }
-  d.bytes_saved = candidate.gain;
-  d.cost = candidate.cost;
-  s.current->decision = static_cast<int>(s.result.decisions.size());
-  s.result.decisions.push_back(std::move(d));
-  s.current = nullptr;
-  s.liveness->EndMove();
+  decision.bytes_saved = candidate.gain;
+  decision.cost = candidate.cost;
+  std::vector<RematDecision>& decisions = state.result().decisions;
+  move.decision = static_cast<int>(decisions.size());
+  decisions.push_back(std::move(decision));
+  state.moves().End();
+  state.liveness().EndMove();
   return absl::OkStatus();
 }
 
-absl::Status RevertMove(PlannerState& s, AppliedMove& move) {
-  s.liveness->Revert(move.liveness);
+absl::Status RevertMove(PlannerState& state, int move_index) {
+  const AppliedMove& move = state.moves()[move_index];
+  state.liveness().Revert(move.liveness);
   for (auto it = move.redirects.rbegin(); it != move.redirects.rend(); ++it) {
     TF_RETURN_IF_ERROR(
         it->user->ReplaceOperandWith(it->operand_no, it->old_operand));
   }
-  Value& original = s.values[move.original];
-  original.uses = move.original_uses;
-  original.dead = move.original_dead;
-  const absl::flat_hash_set<const HloInstruction*> added(
-      move.new_instructions.begin(), move.new_instructions.end());
-  for (int index : move.new_values) {
-    s.values[index].dead = true;
-    s.values[index].uses.clear();
-    // A value taken back never comes back: ChooseOperand need not see it
-    // again (retried plans would otherwise pile up dead versions).
-    auto vit = s.versions.find(s.values[index].origin);
-    if (vit != s.versions.end()) {
-      std::vector<int>& list = vit->second;
-      list.erase(std::remove(list.begin(), list.end(), index), list.end());
-    }
-  }
-  for (int index : move.operand_values) {
-    std::vector<Use>& uses = s.values[index].uses;
-    uses.erase(std::remove_if(
-                   uses.begin(), uses.end(),
-                   [&](const Use& use) { return added.contains(use.user); }),
-               uses.end());
-  }
-  for (auto it = s.bitcasts.begin(); it != s.bitcasts.end();) {
-    if (added.contains(it->second)) {
-      s.bitcasts.erase(it++);
-    } else {
-      ++it;
-    }
-  }
-  s.removed.insert(added.begin(), added.end());
-  s.result.instructions_added -= static_cast<int>(move.new_instructions.size());
-  s.result.recomputed -= move.clones;
-  if (move.kind == MoveKind::kCompress) --s.result.compressed;
-  move.undone = true;
+  ValueTable& values = state.values();
+  values.Restore(move.original, move.original_uses, move.original_dead);
+  for (int index : move.new_values) values.Retire(index);
+  const MoveLog::InstructionSet added(move.new_instructions.begin(),
+                                      move.new_instructions.end());
+  for (int index : move.operand_values) values.RemoveUsesBy(index, added);
+  PlannerResult& result = state.result();
+  result.instructions_added -= static_cast<int>(move.new_instructions.size());
+  result.recomputed -= move.clones;
+  if (move.kind == MoveKind::kCompress) --result.compressed;
+  state.moves().MarkTakenBack(move_index);
   return absl::OkStatus();
 }
 
-// The instructions of moves taken back still in the computation.
-absl::flat_hash_set<const HloInstruction*> TakenBackPresent(
-    const PlannerState& s) {
-  absl::flat_hash_set<const HloInstruction*> present;
-  for (const HloInstruction* instruction : s.removed) {
-    if (!s.dropped.contains(instruction)) present.insert(instruction);
-  }
-  return present;
-}
-
-absl::Status DropTakenBack(PlannerState& s) {
-  absl::flat_hash_set<const HloInstruction*> present = TakenBackPresent(s);
+absl::Status DropTakenBack(PlannerState& state) {
+  MoveLog::InstructionSet present = state.moves().TakenBackPresent();
   if (present.empty()) return absl::OkStatus();
-  s.dropped.insert(present.begin(), present.end());
-  TF_RETURN_IF_ERROR(RemoveInstructions(s.computation, std::move(present)));
-  return s.module->RemoveUnusedComputations();
+  state.moves().MarkDropped(present);
+  TF_RETURN_IF_ERROR(
+      RemoveInstructions(state.computation(), std::move(present)));
+  return state.module()->RemoveUnusedComputations();
 }
 
-absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
-  const FinalOrder order = ComputeFinalOrder(s);
+absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
+  HloComputation* const computation_in_plan = state.computation();
+  const FinalOrder order = ComputeFinalOrder(state);
   // Cloning verifies the schedule, which must name every instruction: the
   // planned order, then what is about to go (users last). Materialize sets
   // the real order.
   HloInstructionSequence everything = order.sequence;
   for (HloInstruction* instruction :
-       s.computation->MakeInstructionPostOrder()) {
-    if (s.removed.contains(instruction) || order.dead.contains(instruction)) {
+       computation_in_plan->MakeInstructionPostOrder()) {
+    if (state.moves().taken_back().contains(instruction) ||
+        order.dead.contains(instruction)) {
       everything.push_back(instruction);
     }
   }
-  s.module->schedule().set_sequence(s.computation, std::move(everything));
+  state.module()->schedule().set_sequence(computation_in_plan,
+                                          std::move(everything));
   // Clone("") keeps every name, which is how instructions are found again.
-  std::unique_ptr<HloModule> copy = s.module->Clone("");
+  std::unique_ptr<HloModule> copy = state.module()->Clone("");
   HloComputation* computation =
-      copy->GetComputationWithName(s.computation->name());
+      copy->GetComputationWithName(computation_in_plan->name());
   if (computation == nullptr) {
-    return absl::InternalError(absl::StrCat(
-        "rematerialization: the planned copy lost ", s.computation->name()));
+    return absl::InternalError(
+        absl::StrCat("rematerialization: the planned copy lost ",
+                     computation_in_plan->name()));
   }
   absl::flat_hash_map<absl::string_view, HloInstruction*> by_name;
   for (HloInstruction* instruction : computation->instructions()) {
@@ -590,7 +602,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
     return it->second;
   };
   absl::flat_hash_set<const HloInstruction*> doomed;
-  for (const HloInstruction* instruction : TakenBackPresent(s)) {
+  for (const HloInstruction* instruction : state.moves().TakenBackPresent()) {
     TF_ASSIGN_OR_RETURN(HloInstruction * in_copy, find(instruction));
     doomed.insert(in_copy);
   }
@@ -608,19 +620,24 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s) {
   return copy;
 }
 
-absl::StatusOr<PlannerResult> Materialize(PlannerState& s) {
-  TF_RETURN_IF_ERROR(RemoveInstructions(s.computation, TakenBackPresent(s)));
-  FinalOrder order = ComputeFinalOrder(s);
+absl::StatusOr<PlannerResult> Materialize(PlannerState& state) {
+  HloComputation* computation = state.computation();
+  const MoveLog& moves = state.moves();
+  PlannerResult& result = state.result();
+  TF_RETURN_IF_ERROR(RemoveInstructions(computation, moves.TakenBackPresent()));
+  FinalOrder order = ComputeFinalOrder(state);
   const absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
-  s.result.instructions_removed = static_cast<int>(dead.size());
-  TF_RETURN_IF_ERROR(RemoveInstructions(s.computation, dead));
-  s.module->schedule().set_sequence(s.computation, std::move(order.sequence));
+  result.instructions_removed = static_cast<int>(dead.size());
+  TF_RETURN_IF_ERROR(RemoveInstructions(computation, dead));
+  state.module()->schedule().set_sequence(computation,
+                                          std::move(order.sequence));
 
   // Keep each clone after the point whose memory it relieves, so that a later
   // scheduler cannot hoist it back next to the original (jax PR #2391).
-  for (const auto& [clone, trigger] : s.pins) {
-    HloInstruction* anchor = s.sequence[trigger];
-    if (s.removed.contains(clone) || dead.contains(clone) ||
+  const MoveLog::InstructionSet& taken_back = moves.taken_back();
+  for (const auto& [clone, trigger] : moves.pins()) {
+    HloInstruction* anchor = state.sequence()[trigger];
+    if (taken_back.contains(clone) || dead.contains(clone) ||
         dead.contains(anchor)) {
       continue;
     }
@@ -629,10 +646,10 @@ absl::StatusOr<PlannerResult> Materialize(PlannerState& s) {
       continue;
     }
     TF_RETURN_IF_ERROR(anchor->AddControlDependencyTo(clone));
-    ++s.result.pinned;
+    ++result.pinned;
   }
-  for (const auto& [reader, writer] : s.guards) {
-    if (s.removed.contains(reader) || dead.contains(reader) ||
+  for (const auto& [reader, writer] : moves.guards()) {
+    if (taken_back.contains(reader) || dead.contains(reader) ||
         dead.contains(writer)) {
       continue;
     }
@@ -640,13 +657,13 @@ absl::StatusOr<PlannerResult> Materialize(PlannerState& s) {
   }
   // Fusion clones brought their own fused computations; those of clones
   // taken back (or of producers that died) are unreachable now.
-  if (!s.removed.empty() || !dead.empty()) {
-    TF_RETURN_IF_ERROR(s.module->RemoveUnusedComputations());
+  if (!taken_back.empty() || !dead.empty()) {
+    TF_RETURN_IF_ERROR(state.module()->RemoveUnusedComputations());
   }
-  for (const AppliedMove& move : s.moves) {
-    if (!move.undone) s.result.extra_flops += move.flops;
+  for (const AppliedMove& move : moves.all()) {
+    if (!move.undone) result.extra_flops += move.flops;
   }
-  return s.result;
+  return result;
 }
 
 }  // namespace remat

@@ -20,29 +20,28 @@
 namespace xla {
 namespace remat {
 
-// Makes value `index` a candidate of the sweep from now on.
-void Activate(PlannerState& s, int index);
+// Applies `candidate` at `slot` (the sweep's) as the newest move, with its
+// decision.
+absl::Status ApplyMove(PlannerState& state, const Candidate& candidate,
+                       int slot);
 
-// Applies `candidate` at position p as the newest move, with its decision.
-absl::Status ApplyMove(PlannerState& s, const Candidate& candidate, int p);
-
-// Takes `move` back: the liveness model and the uses are as before it, and
-// its instructions are left for removal.
-absl::Status RevertMove(PlannerState& s, AppliedMove& move);
+// Takes move `move_index` back: the liveness model and the uses are as
+// before it, and its instructions are left for removal.
+absl::Status RevertMove(PlannerState& state, int move_index);
 
 // Deletes the instructions of moves taken back, and the fused computations
 // only they called, so that copying and judging the plan does not carry
 // them. Only once the plan is final: no instruction may be added to the
 // computation after it (a new one could reuse a deleted one's address).
-absl::Status DropTakenBack(PlannerState& s);
+absl::Status DropTakenBack(PlannerState& state);
 
 // A copy of the module with the plan applied (same names, the planned
 // order), for judging the plan before it is applied.
-absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& s);
+absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state);
 
 // Applies the plan to the module: removes what it leaves unused, sets the
 // planned order and adds the control edges the plan needs.
-absl::StatusOr<PlannerResult> Materialize(PlannerState& s);
+absl::StatusOr<PlannerResult> Materialize(PlannerState& state);
 
 }  // namespace remat
 }  // namespace xla

@@ -61,14 +61,17 @@ class PlannerEditsTest : public ::testing::Test {
     state_ = std::make_unique<PlannerState>(module_.get(),
                                             module_->entry_computation(),
                                             config, PlainBytes, *costs_);
-    ASSERT_TRUE(InitPlannerState(*state_).ok());
+    ASSERT_TRUE(state_->Init().ok());
     for (int slot = 0; slot < kAt; ++slot) {
-      for (int index : state_->values_by_def[slot]) Activate(*state_, index);
+      for (int index : state_->values().DefinedAt(slot)) {
+        state_->values().Activate(index);
+      }
     }
     a_ = module_->entry_computation()->GetInstructionWithName("a");
     ASSERT_NE(a_, nullptr);
-    const int index = state_->value_of.at(a_);
-    int horizon = state_->n;
+    const int index = state_->values().IndexOf(a_);
+    ASSERT_GE(index, 0);
+    int horizon = state_->slot_count();
     ScoreReads reads;
     ASSERT_TRUE(EvaluateRecompute(*state_, index, kAt, /*chains=*/false,
                                   candidate_, horizon, reads));
@@ -92,12 +95,12 @@ TEST_F(PlannerEditsTest, TheScoredMoveRecomputesTheValueForItsLateUse) {
 }
 
 TEST_F(PlannerEditsTest, ApplyMoveClonesTheProducerAndRedirectsTheLateUse) {
-  const int64_t before = state_->liveness->Max();
+  const int64_t before = state_->liveness().Max();
   ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
-  ASSERT_EQ(state_->moves.size(), 1);
-  ASSERT_EQ(state_->result.decisions.size(), 1);
-  EXPECT_EQ(state_->result.decisions.front().value, "a");
-  EXPECT_EQ(before - state_->liveness->Max(), kValue);
+  ASSERT_EQ(state_->moves().size(), 1);
+  ASSERT_EQ(state_->result().decisions.size(), 1);
+  EXPECT_EQ(state_->result().decisions.front().value, "a");
+  EXPECT_EQ(before - state_->liveness().Max(), kValue);
   // The root now reads a clone of `a`, rebuilt from the parameter.
   const HloInstruction* clone = nullptr;
   EXPECT_TRUE(Match(
@@ -108,11 +111,11 @@ TEST_F(PlannerEditsTest, ApplyMoveClonesTheProducerAndRedirectsTheLateUse) {
 }
 
 TEST_F(PlannerEditsTest, RevertMoveRestoresTheUsesAndTheLiveness) {
-  const int64_t before = state_->liveness->Max();
+  const int64_t before = state_->liveness().Max();
   ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
-  ASSERT_TRUE(RevertMove(*state_, state_->moves.back()).ok());
-  EXPECT_TRUE(state_->moves.back().undone);
-  EXPECT_EQ(state_->liveness->Max(), before);
+  ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
+  EXPECT_TRUE(state_->moves()[0].undone);
+  EXPECT_EQ(state_->liveness().Max(), before);
   EXPECT_TRUE(Match(Root(), m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
   EXPECT_EQ(a_->user_count(), 2);
 }
@@ -147,7 +150,7 @@ TEST_F(PlannerEditsTest, MaterializeAppliesThePlanInScheduleOrder) {
 
 TEST_F(PlannerEditsTest, AMoveTakenBackLeavesTheModuleAsGiven) {
   ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
-  ASSERT_TRUE(RevertMove(*state_, state_->moves.back()).ok());
+  ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
   ASSERT_TRUE(DropTakenBack(*state_).ok());
   absl::StatusOr<PlannerResult> result = Materialize(*state_);
   ASSERT_TRUE(result.ok()) << result.status();

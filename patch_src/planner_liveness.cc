@@ -20,13 +20,13 @@ int LivenessModel::AddBuffer(int64_t size, int def, int end, bool live_to_end) {
   buffer.live_to_end = live_to_end;
   buffer.overwritten_at = n_;
   buffers_.push_back(std::move(buffer));
-  const int b = buffer_count() - 1;
-  Touch(b);
-  return b;
+  const int id = buffer_count() - 1;
+  Touch(id);
+  return id;
 }
 
-void LivenessModel::MarkOverwritten(int b, int slot, HloInstruction* writer) {
-  PlannerBuffer& buffer = buffers_[b];
+void LivenessModel::MarkOverwritten(int id, int slot, HloInstruction* writer) {
+  PlannerBuffer& buffer = buffers_[id];
   if (slot < buffer.overwritten_at) {
     buffer.overwritten_at = slot;
     buffer.writer = writer;
@@ -52,37 +52,37 @@ void LivenessModel::AddMemory(int lo, int hi, int64_t delta) {
   if (undo_ != nullptr) undo_->memory_adds.push_back({lo, hi, delta});
 }
 
-void LivenessModel::SetEnd(int b, int end) {
-  if (undo_ != nullptr) undo_->old_ends.push_back({b, buffers_[b].end});
-  buffers_[b].end = end;
-  Touch(b);
+void LivenessModel::SetEnd(int id, int end) {
+  if (undo_ != nullptr) undo_->old_ends.push_back({id, buffers_[id].end});
+  buffers_[id].end = end;
+  Touch(id);
 }
 
-void LivenessModel::AddRead(int b, int slot) {
-  PlannerBuffer& buffer = buffers_[b];
+void LivenessModel::AddRead(int id, int slot) {
+  PlannerBuffer& buffer = buffers_[id];
   if (buffer.live_to_end || buffer.freed) return;
   buffer.reads.insert(slot);
-  if (undo_ != nullptr) undo_->reads.push_back({b, slot, true});
-  UpdateEnd(b);
+  if (undo_ != nullptr) undo_->reads.push_back({id, slot, true});
+  UpdateEnd(id);
 }
 
-void LivenessModel::RemoveRead(int b, int slot) {
-  PlannerBuffer& buffer = buffers_[b];
+void LivenessModel::RemoveRead(int id, int slot) {
+  PlannerBuffer& buffer = buffers_[id];
   if (buffer.live_to_end || buffer.freed) return;
   auto it = buffer.reads.find(slot);
   if (it == buffer.reads.end()) return;
   buffer.reads.erase(it);
-  if (undo_ != nullptr) undo_->reads.push_back({b, slot, false});
-  UpdateEnd(b);
+  if (undo_ != nullptr) undo_->reads.push_back({id, slot, false});
+  UpdateEnd(id);
 }
 
-void LivenessModel::Free(int b) {
-  buffers_[b].freed = true;
-  if (undo_ != nullptr) undo_->freed.push_back(b);
+void LivenessModel::Free(int id) {
+  buffers_[id].freed = true;
+  if (undo_ != nullptr) undo_->freed.push_back(id);
 }
 
-void LivenessModel::UpdateEnd(int b) {
-  const PlannerBuffer& buffer = buffers_[b];
+void LivenessModel::UpdateEnd(int id) {
+  const PlannerBuffer& buffer = buffers_[id];
   const int end = buffer.reads.empty()
                       ? buffer.def
                       : std::max(buffer.def, *buffer.reads.rbegin());
@@ -93,14 +93,14 @@ void LivenessModel::UpdateEnd(int b) {
   } else {
     AddMemory(end + 1, old_end, -buffer.size);
   }
-  SetEnd(b, end);
+  SetEnd(id, end);
 }
 
-void LivenessModel::Touch(int b) {
+void LivenessModel::Touch(int id) {
   if (undo_ == nullptr) return;
-  if (buffers_[b].touched_by == move_) return;
-  undo_->old_touches.push_back({b, buffers_[b].touched_by});
-  buffers_[b].touched_by = move_;
+  if (buffers_[id].touched_by == move_) return;
+  undo_->old_touches.push_back({id, buffers_[id].touched_by});
+  buffers_[id].touched_by = move_;
 }
 
 void LivenessModel::Revert(const LivenessUndo& undo) {
@@ -111,10 +111,10 @@ void LivenessModel::Revert(const LivenessUndo& undo) {
   for (auto it = undo.old_ends.rbegin(); it != undo.old_ends.rend(); ++it) {
     buffers_[it->first].end = it->second;
   }
-  for (int b : undo.freed) buffers_[b].freed = false;
+  for (int id : undo.freed) buffers_[id].freed = false;
   for (auto it = undo.reads.rbegin(); it != undo.reads.rend(); ++it) {
-    const auto& [b, slot, added] = *it;
-    std::multiset<int>& reads = buffers_[b].reads;
+    const auto& [id, slot, added] = *it;
+    std::multiset<int>& reads = buffers_[id].reads;
     if (added) {
       auto read = reads.find(slot);
       if (read != reads.end()) reads.erase(read);
@@ -129,8 +129,8 @@ void LivenessModel::Revert(const LivenessUndo& undo) {
 }
 
 bool LivenessModel::Undoable(const LivenessUndo& undo, int move) const {
-  for (const auto& [b, unused] : undo.old_touches) {
-    if (buffers_[b].touched_by != move) return false;
+  for (const auto& [id, unused] : undo.old_touches) {
+    if (buffers_[id].touched_by != move) return false;
   }
   return true;
 }

@@ -60,15 +60,15 @@ class LivenessModel {
 
   int positions() const { return n_; }
   int buffer_count() const { return static_cast<int>(buffers_.size()); }
-  const PlannerBuffer& buffer(int b) const { return buffers_[b]; }
-  int64_t Size(int b) const { return buffers_[b].size; }
-  int End(int b) const { return buffers_[b].end; }
+  const PlannerBuffer& buffer(int id) const { return buffers_[id]; }
+  int64_t Size(int id) const { return buffers_[id].size; }
+  int End(int id) const { return buffers_[id].end; }
 
   // Building the model, before the profile is set: not logged.
   int AddBuffer(int64_t size, int def, int end, bool live_to_end);
-  void SeedRead(int b, int slot) { buffers_[b].reads.insert(slot); }
-  // Keeps the earliest overwrite of `b`.
-  void MarkOverwritten(int b, int slot, HloInstruction* writer);
+  void SeedRead(int id, int slot) { buffers_[id].reads.insert(slot); }
+  // Keeps the earliest overwrite of `id`.
+  void MarkOverwritten(int id, int slot, HloInstruction* writer);
   // The live bytes at each position with the buffers as built.
   void SetProfile(const std::vector<int64_t>& profile);
 
@@ -81,14 +81,14 @@ class LivenessModel {
   void EndMove();
 
   void AddMemory(int lo, int hi, int64_t delta);
-  void SetEnd(int b, int end);
+  void SetEnd(int id, int end);
   // A buffer lives from its definition to its last read; reads come and go
   // as uses move to clones and producers die.
-  void AddRead(int b, int slot);
-  void RemoveRead(int b, int slot);
+  void AddRead(int id, int slot);
+  void RemoveRead(int id, int slot);
   // Its producer is gone: later reads do not keep it alive.
-  void Free(int b);
-  void Touch(int b);
+  void Free(int id);
+  void Touch(int id);
 
   // Takes back everything `undo` logged, newest first.
   void Revert(const LivenessUndo& undo);
@@ -100,7 +100,7 @@ class LivenessModel {
   int64_t PeakWithout(const LivenessUndo& undo);
 
  private:
-  void UpdateEnd(int b);
+  void UpdateEnd(int id);
 
   int n_;
   std::vector<PlannerBuffer> buffers_;

@@ -18,25 +18,27 @@ namespace remat {
 // The version of `operand` a clone placed at `slot` should read: the one
 // that lives longest among those defined before it. Adds what it compared to
 // `reads` when given.
-HloInstruction* ChooseOperand(const PlannerState& s, HloInstruction* operand,
-                              int slot, ScoreReads* reads = nullptr);
+HloInstruction* ChooseOperand(const PlannerState& state,
+                              HloInstruction* operand, int slot,
+                              ScoreReads* reads = nullptr);
 
-// Checks shared by every move of value `index` at position p; sets the
-// first later use.
-// Every scoring function lowers `horizon` to the first position after p at
+// Checks shared by every move of value `index` at the sweep's `slot`; sets
+// the first later use.
+// Every scoring function lowers `horizon` to the first slot after `slot` at
 // which its answer could differ with no move applied in between (a use or
-// the end of a buffer it compared with p is crossed): the sweep reuses a
-// score until then. Each adds what it read of the state to `reads`.
-bool Movable(const PlannerState& s, int index, int p, int& first_late,
+// the end of a buffer it compared with `slot` is crossed): the sweep reuses
+// a score until then. Each adds what it read of the state to `reads`.
+bool Movable(const PlannerState& state, int index, int slot, int& first_late,
              int& horizon, ScoreReads& reads);
-bool EvaluateRecompute(const PlannerState& s, int index, int p, bool chains,
-                       Candidate& out, int& horizon, ScoreReads& reads);
-bool EvaluateCompress(const PlannerState& s, int index, int p, Candidate& out,
-                      int& horizon, ScoreReads& reads);
+bool EvaluateRecompute(const PlannerState& state, int index, int slot,
+                       bool chains, Candidate& out, int& horizon,
+                       ScoreReads& reads);
+bool EvaluateCompress(const PlannerState& state, int index, int slot,
+                      Candidate& out, int& horizon, ScoreReads& reads);
 
-// Scores value `index` at p into `cache` unless the cache still holds; true
-// when it scored afresh (cache.reads is then what it read).
-bool Score(const PlannerState& s, int index, int p, ScoreCache& cache);
+// Scores value `index` at `slot` into `cache` unless the cache still holds;
+// true when it scored afresh (cache.reads is then what it read).
+bool Score(const PlannerState& state, int index, int slot, ScoreCache& cache);
 
 }  // namespace remat
 }  // namespace xla

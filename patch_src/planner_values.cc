@@ -38,23 +38,26 @@ bool IsWhileBody(const HloComputation* computation) {
   return false;
 }
 
-void MarkOverwrittenBuffers(PlannerState& s) {
+}  // namespace
+
+void PlannerState::MarkOverwrittenBuffers() {
+  const int slot_count = this->slot_count();
   auto mark = [&](int id, int slot, int writer) {
-    s.liveness->MarkOverwritten(id, slot,
-                                writer < s.n ? s.sequence[writer] : nullptr);
+    liveness_->MarkOverwritten(
+        id, slot, writer < slot_count ? sequence_[writer] : nullptr);
   };
   // In-place instructions (dynamic-update-slice, scatter, in-place
   // fusions...) write over an operand's buffer; a clone placed right before
   // the writer still reads the old contents.
   AliasInfo alias_info;
-  for (int pos = 0; pos < s.n; ++pos) {
-    const HloInstruction* instruction = s.sequence[pos];
+  for (int slot = 0; slot < slot_count; ++slot) {
+    const HloInstruction* instruction = sequence_[slot];
     for (const auto& [operand, unused] :
          alias_info.GetInPlaceInputOutputPairs(instruction)) {
       for (int id :
-           s.memory->Sources(instruction->operand(operand.operand_number),
-                             operand.operand_index)) {
-        mark(id, pos, pos);
+           memory_->Sources(instruction->operand(operand.operand_number),
+                            operand.operand_index)) {
+        mark(id, slot, slot);
       }
     }
   }
@@ -62,79 +65,78 @@ void MarkOverwrittenBuffers(PlannerState& s) {
   // element the body replaces is overwritten where its new value is defined
   // (the earliest definition among its sources), so clones reading the old
   // one stay strictly before that slot.
-  if (IsWhileBody(s.computation)) {
-    const HloInstruction* parameter = s.computation->parameter_instruction(0);
+  if (IsWhileBody(computation_)) {
+    const HloInstruction* parameter = computation_->parameter_instruction(0);
     ShapeUtil::ForEachLeafShape(
         parameter->shape(), [&](const Shape&, const ShapeIndex& index) {
-          const std::vector<int>& old_ids = s.memory->Sources(parameter, index);
+          const std::vector<int>& old_ids = memory_->Sources(parameter, index);
           const std::vector<int>& new_ids =
-              s.memory->Sources(s.computation->root_instruction(), index);
+              memory_->Sources(computation_->root_instruction(), index);
           if (new_ids == old_ids) return;  // passed through
-          int writer = s.n;
+          int writer = slot_count;
           for (int id : new_ids) {
             writer =
-                std::min(writer, std::max(0, s.memory->buffers()[id].def_pos));
+                std::min(writer, std::max(0, memory_->buffers()[id].def_pos));
           }
           for (int id : old_ids) mark(id, writer - 1, writer);
         });
   }
-  if (s.computation != s.module->entry_computation()) return;
+  if (computation_ != module_->entry_computation()) return;
   // Donated parameters (input_output_alias, e.g. weights the optimizer
   // updates) are overwritten by the earliest definition of an output aliased
   // with them; clones reading one stay strictly before that definition's
   // slot. No known writer: treated as overwritten from the start.
-  s.module->input_output_alias_config().ForEachAlias(
+  module_->input_output_alias_config().ForEachAlias(
       [&](const ShapeIndex& output_index,
           const HloInputOutputAliasConfig::Alias& alias) {
         int writer = 0;
         const std::vector<int>& ids =
-            s.memory->Sources(s.computation->root_instruction(), output_index);
+            memory_->Sources(computation_->root_instruction(), output_index);
         if (!ids.empty()) {
-          writer = s.n;
+          writer = slot_count;
           for (int id : ids) {
-            writer = std::min(writer, s.memory->buffers()[id].def_pos);
+            writer = std::min(writer, memory_->buffers()[id].def_pos);
           }
         }
         const HloInstruction* parameter =
-            s.computation->parameter_instruction(alias.parameter_number);
-        for (int id : s.memory->AllSources(parameter)) {
+            computation_->parameter_instruction(alias.parameter_number);
+        for (int id : memory_->AllSources(parameter)) {
           mark(id, writer - 1, writer);
         }
       });
 }
 
-// A candidate value read through `roots` (the producer, or its
+// A candidate value read through `readers` (the producer, or its
 // get-tuple-elements of one element) and their bitcasts.
-void AddInitialValue(PlannerState& s, HloInstruction* producer,
-                     int64_t tuple_index,
-                     const std::vector<HloInstruction*>& roots, int buffer,
-                     int pos) {
-  const int b = buffer;
-  if (s.memory->buffers()[b].defining != producer) return;
-  if (s.liveness->buffer(b).live_to_end) return;
-  if (s.liveness->Size(b) <= s.config.min_candidate_bytes) return;
-  Value v;
-  v.instruction = roots.front();
-  v.producer = producer;
-  v.tuple_index = tuple_index;
-  v.origin = roots.front();
-  v.buffer = b;
-  v.def = pos;
+void PlannerState::AddInitialValue(HloInstruction* producer,
+                                   int64_t tuple_index,
+                                   const std::vector<HloInstruction*>& readers,
+                                   int buffer, int slot) {
+  if (memory_->buffers()[buffer].defining != producer) return;
+  if (liveness_->buffer(buffer).live_to_end) return;
+  if (liveness_->Size(buffer) <= config_.min_candidate_bytes) return;
+  Value value;
+  value.instruction = readers.front();
+  value.producer = producer;
+  value.tuple_index = tuple_index;
+  value.origin = readers.front();
+  value.buffer = buffer;
+  value.def = slot;
   if (tuple_index >= 0) {
-    for (int k : s.memory->AllSources(producer)) {
-      if (k != b) v.transient += s.liveness->Size(k);
+    for (int other : memory_->AllSources(producer)) {
+      if (other != buffer) value.transient += liveness_->Size(other);
     }
   }
-  // The group: the roots and every bitcast of them, transitively.
-  std::vector<HloInstruction*> group = roots;
+  // The group: the readers and every bitcast of them, transitively.
+  std::vector<HloInstruction*> group = readers;
   for (size_t i = 0; i < group.size(); ++i) {
-    if (i < roots.size() && group[i] != producer &&
+    if (i < readers.size() && group[i] != producer &&
         !group[i]->control_successors().empty()) {
-      v.movable = false;
+      value.movable = false;
     }
     for (HloInstruction* user : group[i]->users()) {
       if (user->opcode() == HloOpcode::kBitcast) {
-        if (!user->control_successors().empty()) v.movable = false;
+        if (!user->control_successors().empty()) value.movable = false;
         group.push_back(user);
         continue;
       }
@@ -142,29 +144,26 @@ void AddInitialValue(PlannerState& s, HloInstruction* producer,
       if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement ||
           op == HloOpcode::kWhile || op == HloOpcode::kAddDependency ||
           op == HloOpcode::kOptimizationBarrier || op == HloOpcode::kDomain) {
-        v.movable = false;  // its later uses cannot be redirected alone
+        value.movable = false;  // its later uses cannot be redirected alone
       }
-      for (int64_t k : user->OperandIndices(group[i])) {
-        v.uses.push_back({user, k, group[i], s.memory->Position(user)});
+      for (int64_t operand_no : user->OperandIndices(group[i])) {
+        value.uses.push_back(
+            {user, operand_no, group[i], memory_->Position(user)});
       }
     }
   }
-  v.cost = RecomputeCost(s.costs, *producer);
-  v.flops = RecomputeFlops(s.costs, *producer);
-  if (CompactShape(v.instruction->shape(), s.size_fn).has_value()) {
-    ++s.result.compressible;
+  value.cost = RecomputeCost(costs_, *producer);
+  value.flops = RecomputeFlops(costs_, *producer);
+  if (CompactShape(value.instruction->shape(), size_fn_).has_value()) {
+    ++result_.compressible;
   }
-  const int index = static_cast<int>(s.values.size());
-  s.values.push_back(std::move(v));
-  for (HloInstruction* member : group) s.value_of[member] = index;
-  s.versions[roots.front()].push_back(index);
-  s.values_by_def[pos].push_back(index);
+  values_.Add(std::move(value), group);
 }
 
-void AddMultiOutputValues(PlannerState& s, HloInstruction* producer, int pos) {
+void PlannerState::AddMultiOutputValues(HloInstruction* producer, int slot) {
   // A user of the whole tuple (a tuple, the root) would still need every
   // element where it is: then no element moves.
-  if (producer == s.computation->root_instruction()) return;
+  if (producer == computation_->root_instruction()) return;
   std::vector<std::vector<HloInstruction*>> readers(
       producer->shape().tuple_shapes().size());
   for (HloInstruction* user : producer->users()) {
@@ -173,99 +172,102 @@ void AddMultiOutputValues(PlannerState& s, HloInstruction* producer, int pos) {
   }
   for (int64_t i = 0; i < static_cast<int64_t>(readers.size()); ++i) {
     if (readers[i].empty()) continue;  // scratch, or an unused output
-    const std::vector<int>& ids = s.memory->Sources(producer, {i});
+    const std::vector<int>& ids = memory_->Sources(producer, {i});
     if (ids.size() != 1) continue;
-    AddInitialValue(s, producer, i, readers[i], ids[0], pos);
+    AddInitialValue(producer, i, readers[i], ids[0], slot);
   }
 }
 
-}  // namespace
+void PlannerState::AddValuesOf(HloInstruction* instruction, int slot) {
+  switch (ClassifyProducer(instruction)) {
+    case ProducerKind::kNotRecomputable:
+      break;
+    case ProducerKind::kArray: {
+      const std::vector<int>& ids = memory_->Sources(instruction, {});
+      if (ids.size() != 1) break;
+      AddInitialValue(instruction, /*tuple_index=*/-1, {instruction}, ids[0],
+                      slot);
+      break;
+    }
+    case ProducerKind::kMultiOutput:
+      AddMultiOutputValues(instruction, slot);
+      break;
+  }
+}
 
-absl::Status InitPlannerState(PlannerState& s) {
-  s.sequence = s.module->schedule().sequence(s.computation).instructions();
-  s.n = static_cast<int>(s.sequence.size());
-  const std::shared_ptr<const ComputationMemory>& given = s.config.entry_memory;
-  if (given != nullptr && given->sequence() == s.sequence) {
-    s.memory = given;
+absl::Status PlannerState::Init() {
+  sequence_ = module_->schedule().sequence(computation_).instructions();
+  const int slot_count = this->slot_count();
+  const std::shared_ptr<const ComputationMemory>& given = config_.entry_memory;
+  if (given != nullptr && given->sequence() == sequence_) {
+    memory_ = given;
   } else {
     TF_ASSIGN_OR_RETURN(auto called,
-                        CalledComputationPeaks(*s.module, s.size_fn));
+                        CalledComputationPeaks(*module_, size_fn_));
     TF_ASSIGN_OR_RETURN(
         ComputationMemory memory,
         ComputationMemory::Build(
-            s.computation, s.sequence,
-            /*is_entry=*/s.computation == s.module->entry_computation(),
-            s.size_fn, called));
-    s.memory = std::make_shared<const ComputationMemory>(std::move(memory));
+            computation_, sequence_,
+            /*is_entry=*/computation_ == module_->entry_computation(), size_fn_,
+            called));
+    memory_ = std::make_shared<const ComputationMemory>(std::move(memory));
   }
-  s.liveness = std::make_unique<LivenessModel>(s.n);
-  for (const TrackedBuffer& b : s.memory->buffers()) {
-    s.liveness->AddBuffer(b.size, b.def_pos, s.memory->LastPosition(b),
-                          b.live_to_end);
+  liveness_ = std::make_unique<LivenessModel>(slot_count);
+  for (const TrackedBuffer& buffer : memory_->buffers()) {
+    liveness_->AddBuffer(buffer.size, buffer.def_pos,
+                         memory_->LastPosition(buffer), buffer.live_to_end);
   }
-  for (int pos = 0; pos < s.n; ++pos) {
-    const HloInstruction* reader = s.sequence[pos];
+  for (int slot = 0; slot < slot_count; ++slot) {
+    const HloInstruction* reader = sequence_[slot];
     // A get-tuple-element reads only the element it forwards: the other
     // outputs of a multi-output producer may die before it runs.
     if (reader->opcode() == HloOpcode::kGetTupleElement) {
-      for (int id : s.memory->AllSources(reader)) s.liveness->SeedRead(id, pos);
+      for (int id : memory_->AllSources(reader)) liveness_->SeedRead(id, slot);
       continue;
     }
     for (const HloInstruction* operand : reader->unique_operands()) {
-      for (int id : s.memory->AllSources(operand)) {
-        s.liveness->SeedRead(id, pos);
+      for (int id : memory_->AllSources(operand)) {
+        liveness_->SeedRead(id, slot);
       }
     }
   }
-  for (int id = 0; id < s.liveness->buffer_count(); ++id) {
+  for (int id = 0; id < liveness_->buffer_count(); ++id) {
     // Whatever else the tracker counted as a use stays a read for good.
-    const std::multiset<int>& reads = s.liveness->buffer(id).reads;
-    if (reads.empty() || *reads.rbegin() < s.liveness->End(id)) {
-      s.liveness->SeedRead(id, s.liveness->End(id));
+    const std::multiset<int>& reads = liveness_->buffer(id).reads;
+    if (reads.empty() || *reads.rbegin() < liveness_->End(id)) {
+      liveness_->SeedRead(id, liveness_->End(id));
     }
   }
-  s.defined_bytes.assign(s.n, 0);
-  for (const TrackedBuffer& b : s.memory->buffers()) {
-    if (b.def_pos >= 0 && b.def_pos < s.n) s.defined_bytes[b.def_pos] += b.size;
-  }
-  s.values_by_def.assign(s.n, {});
-  s.clones_at_slot.assign(s.n, {});
-  MarkOverwrittenBuffers(s);
-  if (s.config.chains) {
-    s.articulation = ArticulationPoints(*s.computation);
-    s.result.articulation_points = static_cast<int>(s.articulation.size());
-  }
-  for (int pos = 0; pos < s.n; ++pos) {
-    HloInstruction* instruction = s.sequence[pos];
-    switch (ClassifyProducer(instruction)) {
-      case ProducerKind::kNotRecomputable:
-        break;
-      case ProducerKind::kArray: {
-        const std::vector<int>& ids = s.memory->Sources(instruction, {});
-        if (ids.size() != 1) break;
-        AddInitialValue(s, instruction, /*tuple_index=*/-1, {instruction},
-                        ids[0], pos);
-        break;
-      }
-      case ProducerKind::kMultiOutput:
-        AddMultiOutputValues(s, instruction, pos);
-        break;
+  defined_bytes_.assign(slot_count, 0);
+  for (const TrackedBuffer& buffer : memory_->buffers()) {
+    if (buffer.def_pos >= 0 && buffer.def_pos < slot_count) {
+      defined_bytes_[buffer.def_pos] += buffer.size;
     }
   }
-  s.liveness->SetProfile(s.memory->profile());
-  s.result.initial_peak_bytes = s.liveness->Max();
+  values_.Reset(slot_count);
+  moves_.Reset(slot_count);
+  MarkOverwrittenBuffers();
+  if (config_.chains) {
+    articulation_ = ArticulationPoints(*computation_);
+    result_.articulation_points = static_cast<int>(articulation_.size());
+  }
+  for (int slot = 0; slot < slot_count; ++slot) {
+    AddValuesOf(sequence_[slot], slot);
+  }
+  liveness_->SetProfile(memory_->profile());
+  result_.initial_peak_bytes = liveness_->Max();
   return absl::OkStatus();
 }
 
 bool PlannerState::ProducerUnused(const HloInstruction* producer) const {
-  if (producer == computation->root_instruction()) return false;
+  if (producer == computation_->root_instruction()) return false;
   for (const HloInstruction* user : producer->users()) {
     if (user->opcode() != HloOpcode::kGetTupleElement) return false;
-    auto it = value_of.find(user);
-    if (it != value_of.end() && values[it->second].producer == producer) {
-      if (!values[it->second].dead) return false;
+    const int index = values_.IndexOf(user);
+    if (index >= 0 && values_[index].producer == producer) {
+      if (!values_[index].dead) return false;
     } else if (user->user_count() > 0 ||
-               user == computation->root_instruction()) {
+               user == computation_->root_instruction()) {
       return false;
     }
   }
@@ -274,12 +276,12 @@ bool PlannerState::ProducerUnused(const HloInstruction* producer) const {
 
 const std::vector<int>& PlannerState::BuffersOf(
     const HloInstruction* instruction) const {
-  auto it = extra_sources.find(instruction);
-  if (it != extra_sources.end()) return it->second;
-  auto cached = all_sources.find(instruction);
-  if (cached == all_sources.end()) {
-    cached =
-        all_sources.emplace(instruction, memory->AllSources(instruction)).first;
+  auto added = added_sources_.find(instruction);
+  if (added != added_sources_.end()) return added->second;
+  auto cached = all_sources_.find(instruction);
+  if (cached == all_sources_.end()) {
+    cached = all_sources_.emplace(instruction, memory_->AllSources(instruction))
+                 .first;
   }
   return cached->second;
 }

@@ -3,9 +3,10 @@
 // get-tuple-elements), their uses and versions, the moves applied so far
 // with what each changed, and the liveness model they act on.
 //
-// One struct so that scoring (planner_scoring.h) can take it read-only and
+// One class so that scoring (planner_scoring.h) can take it read-only and
 // the edits (planner_edits.h) and the driver (remat_planner.cc) can share it
-// without owning each other.
+// without owning each other; the values and the moves are kept by their own
+// classes (value_table.h, move_log.h).
 #ifndef XLA_SERVICE_REMAT_PLANNER_VALUES_H_
 #define XLA_SERVICE_REMAT_PLANNER_VALUES_H_
 
@@ -25,52 +26,20 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/move_log.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/size_function.h"
+#include "xla/service/remat/value_table.h"
 #include "xla/shape.h"
 
 namespace xla {
 namespace remat {
 
-struct Use {
-  HloInstruction* user;
-  int64_t operand_no;
-  HloInstruction* via;  // the producer itself or one of its bitcasts
-  int pos;
-};
-
-// A value the planner may move: an array defined by one instruction, seen
-// through the bitcasts of it; or one element of a multi-output producer
-// (ProducerKind::kMultiOutput), seen through the get-tuple-elements of that
-// element and their bitcasts.
-struct Value {
-  // What the uses read: the producer itself, or a get-tuple-element of it.
-  HloInstruction* instruction = nullptr;
-  // What a recompute clones; `instruction` unless the value is an element.
-  HloInstruction* producer = nullptr;
-  int64_t tuple_index = -1;  // the element of `producer`; -1 for arrays
-  // The producer's other outputs (scratch, workspace, unused fusion
-  // outputs): a clone allocates them too, for the moment it runs.
-  int64_t transient = 0;
-  const HloInstruction* origin = nullptr;  // the instruction first cloned
-  int buffer = -1;
-  int def = 0;
-  std::vector<Use> uses;
-  bool movable = true;
-  bool dead = false;
-  bool active = false;
-  int generation = 0;
-  double cost = 0;   // of producing it once more
-  double flops = 0;  // the FLOPs of that (cost also counts bytes moved)
-};
-
 // Two copies of a value cost what they move.
 inline double CopyCost(int64_t bytes_in, int64_t bytes_out) {
   return 1.0 + static_cast<double>(bytes_in + bytes_out) / 4.0;
 }
-
-enum class MoveKind { kRecompute, kCompress };
 
 struct Candidate {
   MoveKind kind = MoveKind::kRecompute;
@@ -119,90 +88,105 @@ struct ScoreReaders {
   absl::flat_hash_map<const HloInstruction*, std::vector<int>> of_origin;
 };
 
-// Everything one move changed, so that it can be taken back.
-struct AppliedMove {
-  int decision = -1;
-  MoveKind kind = MoveKind::kRecompute;
-  LivenessUndo liveness;
-  struct Redirect {
-    HloInstruction* user;
-    int64_t operand_no;
-    HloInstruction* old_operand;
-  };
-  std::vector<Redirect> redirects;
-  int original = -1;
-  std::vector<Use> original_uses;
-  bool original_dead = false;
-  std::vector<int> new_values;
-  std::vector<int> operand_values;  // values given a use by a new instruction
-  std::vector<HloInstruction*> new_instructions;
-  int clones = 0;
-  int64_t bytes_saved = 0;
-  double cost = 0;
-  double flops = 0;
-  bool undone = false;
-};
-
-struct PlannerState {
+// The planner's state between moves. Scoring reads it (const); the edits
+// change it through the value table, the move log and the liveness model,
+// each with its own operations; the driver owns it.
+class PlannerState {
+ public:
   PlannerState(HloModule* module, HloComputation* computation,
                const PlannerConfig& config, const SizeFunction& size_fn,
                const HloCostAnalysis& costs)
-      : module(module),
-        computation(computation),
-        config(config),
-        size_fn(size_fn),
-        costs(costs) {}
+      : module_(module),
+        computation_(computation),
+        config_(config),
+        size_fn_(size_fn),
+        costs_(costs) {}
+
+  // Builds the liveness model and the value table from the computation's
+  // schedule.
+  absl::Status Init();
+
+  HloModule* module() const { return module_; }
+  HloComputation* computation() const { return computation_; }
+  const PlannerConfig& config() const { return config_; }
+  // Chains on or off for the moves scored from now on.
+  void set_chains(bool chains) { config_.chains = chains; }
+  const SizeFunction& size_fn() const { return size_fn_; }
+  const HloCostAnalysis& costs() const { return costs_; }
+
+  // The schedule the planner works on: one slot per instruction.
+  const std::vector<HloInstruction*>& sequence() const { return sequence_; }
+  int slot_count() const { return static_cast<int>(sequence_.size()); }
+  // What the original instruction at `slot` defines, in bytes.
+  int64_t defined_bytes(int slot) const { return defined_bytes_[slot]; }
+  bool IsArticulation(const HloInstruction* instruction) const {
+    return articulation_.contains(instruction);
+  }
+
+  LivenessModel& liveness() { return *liveness_; }
+  const LivenessModel& liveness() const { return *liveness_; }
+  ValueTable& values() { return values_; }
+  const ValueTable& values() const { return values_; }
+  MoveLog& moves() { return moves_; }
+  const MoveLog& moves() const { return moves_; }
+  // The sweep's scores by value, and whose scores read what.
+  std::vector<ScoreCache>& scores() { return scores_; }
+  const std::vector<ScoreCache>& scores() const { return scores_; }
+  ScoreReaders& score_readers() { return score_readers_; }
+  PlannerResult& result() { return result_; }
+  const PlannerResult& result() const { return result_; }
+
+  // The slot the sweep is at: clones placed now are pinned after it.
+  int sweep_slot() const { return sweep_slot_; }
+  void set_sweep_slot(int slot) { sweep_slot_ = slot; }
 
   // The buffers an instruction's value may be in. The reference stays valid
   // until the next move adds instructions.
   const std::vector<int>& BuffersOf(const HloInstruction* instruction) const;
+  // `instruction`, added by a move, holds its value in `buffers`.
+  void SetBuffersOf(const HloInstruction* instruction,
+                    std::vector<int> buffers) {
+    added_sources_[instruction] = std::move(buffers);
+  }
   // True when no use of any output of `producer` is left: it can go.
   bool ProducerUnused(const HloInstruction* producer) const;
+  // `instruction`, added by the current move, runs at `slot`.
+  void Place(HloInstruction* instruction, int slot) {
+    moves_.Place(instruction, slot);
+    ++result_.instructions_added;
+  }
 
-  HloModule* module;
-  HloComputation* computation;
-  PlannerConfig config;
-  const SizeFunction& size_fn;
-  const HloCostAnalysis& costs;
+ private:
+  void MarkOverwrittenBuffers();
+  void AddValuesOf(HloInstruction* instruction, int slot);
+  void AddMultiOutputValues(HloInstruction* producer, int slot);
+  void AddInitialValue(HloInstruction* producer, int64_t tuple_index,
+                       const std::vector<HloInstruction*>& readers, int buffer,
+                       int slot);
 
-  std::shared_ptr<const ComputationMemory> memory;
-  std::vector<HloInstruction*> sequence;
-  int n = 0;
-  std::unique_ptr<LivenessModel> liveness;
-  std::vector<int64_t> defined_bytes;  // by the original instruction at a slot
-  // Clone reading a buffer, the instruction that overwrites it.
-  std::vector<std::pair<HloInstruction*, HloInstruction*>> guards;
-  std::vector<Value> values;
-  absl::flat_hash_map<const HloInstruction*, int> value_of;
-  absl::flat_hash_map<const HloInstruction*, std::vector<int>> extra_sources;
+  HloModule* module_;
+  HloComputation* computation_;
+  PlannerConfig config_;
+  const SizeFunction& size_fn_;
+  const HloCostAnalysis& costs_;
+
+  std::shared_ptr<const ComputationMemory> memory_;
+  std::vector<HloInstruction*> sequence_;
+  std::unique_ptr<LivenessModel> liveness_;
+  std::vector<int64_t> defined_bytes_;  // by the original instruction at a slot
+  absl::flat_hash_set<const HloInstruction*> articulation_;
+  // Buffers of instructions moves added.
+  absl::flat_hash_map<const HloInstruction*, std::vector<int>> added_sources_;
   // AllSources of original instructions, computed once (node map: stable).
   mutable absl::node_hash_map<const HloInstruction*, std::vector<int>>
-      all_sources;
-  absl::flat_hash_map<const HloInstruction*, std::vector<int>> versions;
-  absl::flat_hash_set<const HloInstruction*> articulation;
-  std::vector<std::vector<int>> values_by_def;
-  std::vector<std::vector<HloInstruction*>> clones_at_slot;
-  std::vector<std::pair<HloInstruction*, int>> pins;  // clone, trigger slot
-  absl::flat_hash_map<std::pair<const HloInstruction*, std::string>,
-                      HloInstruction*>
-      bitcasts;
-  // Instructions of moves taken back: never in the plan. Those in `dropped`
-  // are already deleted from the computation (DropTakenBack); the pointers
-  // only name them.
-  absl::flat_hash_set<const HloInstruction*> removed;
-  absl::flat_hash_set<const HloInstruction*> dropped;
-  std::vector<int> active;
-  std::vector<AppliedMove> moves;
-  std::vector<ScoreCache> scores;  // by value
-  ScoreReaders score_readers;
-  AppliedMove* current = nullptr;  // the move being applied
-  PlannerResult result;
-  int current_p = 0;
+      all_sources_;
+  ValueTable values_;
+  MoveLog moves_;
+  std::vector<ScoreCache> scores_;
+  ScoreReaders score_readers_;
+  PlannerResult result_;
+  int sweep_slot_ = 0;
 };
-
-// Builds the liveness model and the value table from the computation's
-// schedule.
-absl::Status InitPlannerState(PlannerState& state);
 
 }  // namespace remat
 }  // namespace xla

@@ -41,11 +41,11 @@ namespace remat {
 namespace {
 
 int64_t CountInstructions(const HloModule& module) {
-  int64_t n = 0;
-  for (const HloComputation* c : module.computations()) {
-    n += c->instruction_count();
+  int64_t count = 0;
+  for (const HloComputation* computation : module.computations()) {
+    count += computation->instruction_count();
   }
-  return n;
+  return count;
 }
 
 absl::Status VerifyModule(HloModule* module) {

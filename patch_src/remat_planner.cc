@@ -60,47 +60,30 @@ class Planner {
           const HloCostAnalysis& costs)
       : state_(module, computation, config, size_fn, costs) {}
 
-  absl::Status Init() { return InitPlannerState(state_); }
+  absl::Status Init() { return state_.Init(); }
   // One plan at `target`: the sweep, then for `path` the undo. Returns the
   // planned peak; counted in plans_tried.
   absl::StatusOr<int64_t> Plan(int64_t target);
   // Takes back every move, newest first: the module is as Init found it.
   absl::Status RevertAll();
-  int64_t initial_peak() const { return state_.result.initial_peak_bytes; }
-  double kept_cost() const {
-    double cost = 0;
-    for (const AppliedMove& move : state_.moves) {
-      if (!move.undone) cost += move.cost;
-    }
-    return cost;
-  }
-  double kept_flops() const {
-    double flops = 0;
-    for (const AppliedMove& move : state_.moves) {
-      if (!move.undone) flops += move.flops;
-    }
-    return flops;
-  }
-  bool has_moves() const {
-    for (const AppliedMove& move : state_.moves) {
-      if (!move.undone) return true;
-    }
-    return false;
-  }
+  int64_t initial_peak() const { return state_.result().initial_peak_bytes; }
+  double kept_cost() const { return state_.moves().KeptCost(); }
+  bool has_moves() const { return state_.moves().HasKept(); }
   // Chains on or off for the plans made from now on (`path` or `standard`);
   // the scores cached for the other kind are stale.
   void set_chains(bool chains) {
-    state_.config.chains = chains;
+    state_.set_chains(chains);
     MarkAllScoresStale(state_);
   }
-  void set_chains_dropped() { state_.result.chains_dropped = true; }
+  void set_chains_dropped() { state_.result().chains_dropped = true; }
   void add_judge_seconds(double seconds) {
-    state_.result.judge_seconds += seconds;
+    state_.result().judge_seconds += seconds;
   }
   void set_rejected(std::string why) {
-    state_.result.plan_rejected = true;
-    state_.result.rejection = std::move(why);
-    state_.result.planned_peak_bytes = state_.result.initial_peak_bytes;
+    PlannerResult& result = state_.result();
+    result.plan_rejected = true;
+    result.rejection = std::move(why);
+    result.planned_peak_bytes = result.initial_peak_bytes;
   }
   absl::StatusOr<PlannerResult> Materialize() {
     return remat::Materialize(state_);
@@ -115,6 +98,12 @@ class Planner {
 
  private:
   absl::Status Sweep(int64_t target);
+  // Lowers the memory at `slot` towards `target` with the best moves there;
+  // `applications` counts moves applied in the sweep.
+  absl::Status LowerSlot(int slot, int64_t target, int& applications);
+  // The best candidate at `slot` not in `rejected`; null if none.
+  const Candidate* BestCandidate(int slot,
+                                 const absl::flat_hash_set<int>& rejected);
   absl::Status UndoChains(int64_t target) {
     return TakeBackUnneeded(target, /*recompute_only=*/true).status();
   }
@@ -124,128 +113,146 @@ class Planner {
 };
 
 absl::Status Planner::Sweep(int64_t target) {
-  PlannerState& s = state_;
-  LivenessModel& liveness = *s.liveness;
-  if (target > 0 && liveness.Max() <= target) return absl::OkStatus();
-  const int max_applications = 4 * s.n + 16;
+  if (target > 0 && state_.liveness().Max() <= target) {
+    return absl::OkStatus();
+  }
   int applications = 0;
-  for (int p = 0; p < s.n; ++p) {
-    s.current_p = p;
-    if (p > 0) {
-      for (int index : s.values_by_def[p - 1]) Activate(s, index);
+  for (int slot = 0; slot < state_.slot_count(); ++slot) {
+    state_.set_sweep_slot(slot);
+    if (slot > 0) {
+      for (int index : state_.values().DefinedAt(slot - 1)) {
+        state_.values().Activate(index);
+      }
     }
-    absl::flat_hash_set<int> rejected;  // moves that raised the peak at p
-    while (liveness.At(p) > target && applications < max_applications) {
-      const Candidate* winner = nullptr;
-      double best_score = -1;
-      auto consider = [&](const Candidate& c) {
-        const double score = static_cast<double>(c.gain) / c.cost;
-        if (score > best_score) {
-          best_score = score;
-          winner = &c;
-        }
-      };
-      if (s.scores.size() < s.values.size()) s.scores.resize(s.values.size());
-      size_t keep = 0;
-      for (size_t i = 0; i < s.active.size(); ++i) {
-        const int index = s.active[i];
-        Value& v = s.values[index];
-        if (v.dead || liveness.End(v.buffer) < p) {
-          v.active = false;  // re-activated if a clone extends it
-          continue;
-        }
-        s.active[keep++] = index;
-        if (rejected.contains(index)) continue;
-        if (Score(s, index, p, s.scores[index])) RegisterScoreReads(s, index);
-        for (const Candidate& c : s.scores[index].candidates) consider(c);
-      }
-      s.active.resize(keep);
-      if (winner == nullptr) break;
-      const Candidate best = *winner;  // ApplyMove grows the caches
-      if (s.config.max_extra_flops >= 0 &&
-          kept_flops() + best.flops > s.config.max_extra_flops) {
-        // Over the compute cap: the next best move may be cheaper.
-        s.result.flops_capped = true;
-        rejected.insert(best.value);
-        continue;
-      }
-      const int64_t peak_before = liveness.Max();
-      TF_RETURN_IF_ERROR(ApplyMove(s, best, p));
-      ++applications;
-      if (liveness.Max() > std::max(target, peak_before)) {
-        // The clones or the longer-lived operands made another point worse
-        // than the peak: take the move back and try the next one.
-        TF_RETURN_IF_ERROR(RevertMove(s, s.moves.back()));
-        s.moves.pop_back();
-        s.result.decisions.pop_back();
-        rejected.insert(best.value);
-        // Everything scoring reads is as it was before the move (its values
-        // are dead and out of `versions`): the scores still hold.
-        continue;
-      }
-      MarkScoresStale(s, s.moves.back());
+    TF_RETURN_IF_ERROR(LowerSlot(slot, target, applications));
+  }
+  return absl::OkStatus();
+}
+
+const Candidate* Planner::BestCandidate(
+    int slot, const absl::flat_hash_set<int>& rejected) {
+  ValueTable& values = state_.values();
+  const LivenessModel& liveness = state_.liveness();
+  std::vector<ScoreCache>& scores = state_.scores();
+  if (scores.size() < static_cast<size_t>(values.size())) {
+    scores.resize(values.size());
+  }
+  values.PruneActive(
+      [&](const Value& value) { return liveness.End(value.buffer) < slot; });
+  const Candidate* winner = nullptr;
+  double best_score = -1;
+  for (int index : values.active()) {
+    if (rejected.contains(index)) continue;
+    if (Score(state_, index, slot, scores[index])) {
+      RegisterScoreReads(state_, index);
     }
+    for (const Candidate& candidate : scores[index].candidates) {
+      const double score = static_cast<double>(candidate.gain) / candidate.cost;
+      if (score > best_score) {
+        best_score = score;
+        winner = &candidate;
+      }
+    }
+  }
+  return winner;
+}
+
+absl::Status Planner::LowerSlot(int slot, int64_t target, int& applications) {
+  const int max_applications = 4 * state_.slot_count() + 16;
+  LivenessModel& liveness = state_.liveness();
+  absl::flat_hash_set<int> rejected;  // moves that raised the peak here
+  while (liveness.At(slot) > target && applications < max_applications) {
+    const Candidate* winner = BestCandidate(slot, rejected);
+    if (winner == nullptr) break;
+    const Candidate best = *winner;  // ApplyMove grows the caches
+    const double max_flops = state_.config().max_extra_flops;
+    if (max_flops >= 0 && state_.moves().KeptFlops() + best.flops > max_flops) {
+      // Over the compute cap: the next best move may be cheaper.
+      state_.result().flops_capped = true;
+      rejected.insert(best.value);
+      continue;
+    }
+    const int64_t peak_before = liveness.Max();
+    TF_RETURN_IF_ERROR(ApplyMove(state_, best, slot));
+    ++applications;
+    const int newest = state_.moves().size() - 1;
+    if (liveness.Max() > std::max(target, peak_before)) {
+      // The clones or the longer-lived operands made another point worse
+      // than the peak: take the move back and try the next one.
+      TF_RETURN_IF_ERROR(RevertMove(state_, newest));
+      state_.moves().DiscardNewest();
+      state_.result().decisions.pop_back();
+      rejected.insert(best.value);
+      // Everything scoring reads is as it was before the move (its values
+      // are dead and out of their versions): the scores still hold.
+      continue;
+    }
+    MarkScoresStale(state_, state_.moves()[newest]);
   }
   return absl::OkStatus();
 }
 
 bool Planner::Undoable(int move_index) const {
-  const AppliedMove& move = state_.moves[move_index];
+  const AppliedMove& move = state_.moves()[move_index];
   if (move.undone) return false;
-  return state_.liveness->Undoable(move.liveness, move_index);
+  return state_.liveness().Undoable(move.liveness, move_index);
 }
 
 absl::StatusOr<int> Planner::TakeBackUnneeded(int64_t target,
                                               bool recompute_only) {
-  PlannerState& s = state_;
-  const int64_t limit = std::max(target, s.liveness->Max());
+  const MoveLog& moves = state_.moves();
+  const int64_t limit = std::max(target, state_.liveness().Max());
   std::vector<int> order;
-  for (int m = 0; m < static_cast<int>(s.moves.size()); ++m) {
-    if (!recompute_only || s.moves[m].kind == MoveKind::kRecompute) {
-      order.push_back(m);
+  for (int move_index = 0; move_index < moves.size(); ++move_index) {
+    if (!recompute_only || moves[move_index].kind == MoveKind::kRecompute) {
+      order.push_back(move_index);
     }
   }
   // Costliest per byte saved first.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return s.moves[a].cost * std::max<int64_t>(1, s.moves[b].bytes_saved) >
-           s.moves[b].cost * std::max<int64_t>(1, s.moves[a].bytes_saved);
+    return moves[a].cost * std::max<int64_t>(1, moves[b].bytes_saved) >
+           moves[b].cost * std::max<int64_t>(1, moves[a].bytes_saved);
   });
   int taken_back = 0;
-  for (int m : order) {
-    if (!Undoable(m)) continue;
-    AppliedMove& move = s.moves[m];
-    if (s.liveness->PeakWithout(move.liveness) > limit) continue;
-    TF_RETURN_IF_ERROR(RevertMove(s, move));
-    MarkScoresStale(s, move);
-    RematDecision d = s.result.decisions[move.decision];
-    d.action = RematAction::kTakeBack;
-    s.result.decisions.push_back(std::move(d));
-    ++s.result.undone;
+  for (int move_index : order) {
+    if (!Undoable(move_index)) continue;
+    const AppliedMove& move = moves[move_index];
+    if (state_.liveness().PeakWithout(move.liveness) > limit) continue;
+    TF_RETURN_IF_ERROR(RevertMove(state_, move_index));
+    MarkScoresStale(state_, move);
+    PlannerResult& result = state_.result();
+    RematDecision decision = result.decisions[move.decision];
+    decision.action = RematAction::kTakeBack;
+    result.decisions.push_back(std::move(decision));
+    ++result.undone;
     ++taken_back;
   }
   return taken_back;
 }
 
 absl::StatusOr<int64_t> Planner::Plan(int64_t target) {
-  ++state_.result.plans_tried;
+  PlannerResult& result = state_.result();
+  ++result.plans_tried;
   TF_RETURN_IF_ERROR(Sweep(target));
-  if (state_.config.chains) TF_RETURN_IF_ERROR(UndoChains(target));
-  state_.result.planned_peak_bytes = state_.liveness->Max();
-  return state_.result.planned_peak_bytes;
+  if (state_.config().chains) TF_RETURN_IF_ERROR(UndoChains(target));
+  result.planned_peak_bytes = state_.liveness().Max();
+  return result.planned_peak_bytes;
 }
 
 absl::Status Planner::RevertAll() {
-  PlannerState& s = state_;
-  for (int m = static_cast<int>(s.moves.size()) - 1; m >= 0; --m) {
-    if (!s.moves[m].undone) TF_RETURN_IF_ERROR(RevertMove(s, s.moves[m]));
+  MoveLog& moves = state_.moves();
+  for (int move_index = moves.size() - 1; move_index >= 0; --move_index) {
+    if (!moves[move_index].undone) {
+      TF_RETURN_IF_ERROR(RevertMove(state_, move_index));
+    }
   }
-  s.moves.clear();
-  s.result.decisions.clear();
-  s.result.undone = 0;
-  s.result.planned_peak_bytes = s.liveness->Max();
-  for (int index : s.active) s.values[index].active = false;
-  s.active.clear();
-  MarkAllScoresStale(s);
+  moves.Clear();
+  PlannerResult& result = state_.result();
+  result.decisions.clear();
+  result.undone = 0;
+  result.planned_peak_bytes = state_.liveness().Max();
+  state_.values().DeactivateAll();
+  MarkAllScoresStale(state_);
   return absl::OkStatus();
 }
 

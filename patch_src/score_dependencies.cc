@@ -18,39 +18,42 @@ std::vector<int>& ListFor(std::vector<std::vector<int>>& lists, int id) {
   return lists[id];
 }
 
-void MarkReaders(PlannerState& s, std::vector<int>& readers) {
+void MarkReaders(PlannerState& state, std::vector<int>& readers) {
+  std::vector<ScoreCache>& scores = state.scores();
   for (int reader : readers) {
-    if (reader < static_cast<int>(s.scores.size())) {
-      s.scores[reader].valid = false;
+    if (reader < static_cast<int>(scores.size())) {
+      scores[reader].valid = false;
     }
   }
   readers.clear();  // they register again when re-scored
 }
 
-void MarkBuffer(PlannerState& s, int b) {
-  std::vector<std::vector<int>>& lists = s.score_readers.of_buffer;
-  if (b >= 0 && b < static_cast<int>(lists.size())) MarkReaders(s, lists[b]);
+void MarkBuffer(PlannerState& state, int buffer) {
+  std::vector<std::vector<int>>& lists = state.score_readers().of_buffer;
+  if (buffer >= 0 && buffer < static_cast<int>(lists.size())) {
+    MarkReaders(state, lists[buffer]);
+  }
 }
 
-void MarkValue(PlannerState& s, int index) {
-  std::vector<std::vector<int>>& lists = s.score_readers.of_value;
+void MarkValue(PlannerState& state, int index) {
+  std::vector<std::vector<int>>& lists = state.score_readers().of_value;
   if (index >= 0 && index < static_cast<int>(lists.size())) {
-    MarkReaders(s, lists[index]);
+    MarkReaders(state, lists[index]);
   }
   // Its own score read it first of all, and may not be filed yet.
-  if (index >= 0 && index < static_cast<int>(s.scores.size())) {
-    s.scores[index].valid = false;
+  if (index >= 0 && index < static_cast<int>(state.scores().size())) {
+    state.scores()[index].valid = false;
   }
 }
 
 // The values whose producer is `instruction`: its own, or those of its
 // elements read through get-tuple-elements.
-void MarkValuesProducedBy(PlannerState& s, const HloInstruction* instruction) {
+void MarkValuesProducedBy(PlannerState& state,
+                          const HloInstruction* instruction) {
   auto mark_if_produced = [&](const HloInstruction* reader) {
-    auto it = s.value_of.find(reader);
-    if (it != s.value_of.end() &&
-        s.values[it->second].producer == instruction) {
-      MarkValue(s, it->second);
+    const int index = state.values().IndexOf(reader);
+    if (index >= 0 && state.values()[index].producer == instruction) {
+      MarkValue(state, index);
     }
   };
   mark_if_produced(instruction);
@@ -61,42 +64,48 @@ void MarkValuesProducedBy(PlannerState& s, const HloInstruction* instruction) {
 
 }  // namespace
 
-void RegisterScoreReads(PlannerState& s, int index) {
-  const ScoreReads& reads = s.scores[index].reads;
-  for (int b : reads.buffers) {
-    ListFor(s.score_readers.of_buffer, b).push_back(index);
+void RegisterScoreReads(PlannerState& state, int index) {
+  const ScoreReads& reads = state.scores()[index].reads;
+  ScoreReaders& readers = state.score_readers();
+  for (int buffer : reads.buffers) {
+    ListFor(readers.of_buffer, buffer).push_back(index);
   }
-  for (int v : reads.values) {
-    ListFor(s.score_readers.of_value, v).push_back(index);
+  for (int value : reads.values) {
+    ListFor(readers.of_value, value).push_back(index);
   }
   for (const HloInstruction* origin : reads.origins) {
-    s.score_readers.of_origin[origin].push_back(index);
+    readers.of_origin[origin].push_back(index);
   }
 }
 
-void MarkScoresStale(PlannerState& s, const AppliedMove& move) {
+void MarkScoresStale(PlannerState& state, const AppliedMove& move) {
   const LivenessUndo& log = move.liveness;
-  for (const auto& [b, end] : log.old_ends) MarkBuffer(s, b);
-  for (const auto& [b, slot, added] : log.reads) MarkBuffer(s, b);
-  for (int b : log.freed) MarkBuffer(s, b);
-  for (const auto& [b, toucher] : log.old_touches) MarkBuffer(s, b);
-  MarkValue(s, move.original);
-  for (int v : move.operand_values) MarkValue(s, v);
-  for (int v : move.new_values) {
-    MarkValue(s, v);
+  for (const auto& [buffer, end] : log.old_ends) MarkBuffer(state, buffer);
+  for (const auto& [buffer, slot, added] : log.reads) {
+    MarkBuffer(state, buffer);
+  }
+  for (int buffer : log.freed) MarkBuffer(state, buffer);
+  for (const auto& [buffer, toucher] : log.old_touches) {
+    MarkBuffer(state, buffer);
+  }
+  MarkValue(state, move.original);
+  for (int value : move.operand_values) MarkValue(state, value);
+  auto& of_origin = state.score_readers().of_origin;
+  for (int value : move.new_values) {
+    MarkValue(state, value);
     // A version added or dropped: every choice among them may change.
-    auto it = s.score_readers.of_origin.find(s.values[v].origin);
-    if (it != s.score_readers.of_origin.end()) MarkReaders(s, it->second);
+    auto it = of_origin.find(state.values()[value].origin);
+    if (it != of_origin.end()) MarkReaders(state, it->second);
   }
   // A reader pointed at a clone reads other operands now.
   for (const AppliedMove::Redirect& redirect : move.redirects) {
-    MarkValuesProducedBy(s, redirect.user);
+    MarkValuesProducedBy(state, redirect.user);
   }
 }
 
-void MarkAllScoresStale(PlannerState& s) {
-  for (ScoreCache& cache : s.scores) cache.valid = false;
-  s.score_readers = ScoreReaders();
+void MarkAllScoresStale(PlannerState& state) {
+  for (ScoreCache& cache : state.scores()) cache.valid = false;
+  state.score_readers() = ScoreReaders();
 }
 
 }  // namespace remat

@@ -13,15 +13,15 @@ namespace xla {
 namespace remat {
 
 // Value `index` was scored afresh: files its score under what it read.
-void RegisterScoreReads(PlannerState& s, int index);
+void RegisterScoreReads(PlannerState& state, int index);
 
 // `move` was applied and kept, or taken back: the scores that read anything
 // it changed go stale. (A move taken back at once, before any scoring,
 // changed nothing a score can see: no call needed.)
-void MarkScoresStale(PlannerState& s, const AppliedMove& move);
+void MarkScoresStale(PlannerState& state, const AppliedMove& move);
 
 // Every score goes stale.
-void MarkAllScoresStale(PlannerState& s);
+void MarkAllScoresStale(PlannerState& state);
 
 }  // namespace remat
 }  // namespace xla

@@ -54,26 +54,26 @@ class ScoreDependenciesTest : public ::testing::Test {
     state_ = std::make_unique<PlannerState>(
         module_.get(), module_->entry_computation(), PlannerConfig(),
         PlainBytes, *costs_);
-    ASSERT_TRUE(InitPlannerState(*state_).ok());
-    state_->scores.resize(state_->values.size());
-    p_ = Position("m2");
-    state_->current_p = p_;
+    ASSERT_TRUE(state_->Init().ok());
+    state_->scores().resize(state_->values().size());
+    slot_ = Slot("m2");
+    state_->set_sweep_slot(slot_);
   }
 
-  int Position(absl::string_view name) const {
-    for (int pos = 0; pos < state_->n; ++pos) {
-      if (state_->sequence[pos]->name() == name) return pos;
+  int Slot(absl::string_view name) const {
+    for (int slot = 0; slot < state_->slot_count(); ++slot) {
+      if (state_->sequence()[slot]->name() == name) return slot;
     }
     return -1;
   }
   int ValueOf(absl::string_view name) const {
-    return state_->value_of.at(
+    return state_->values().IndexOf(
         module_->entry_computation()->GetInstructionWithName(name));
   }
   // Scores value `name` at m2 afresh and files what it read.
   int Scored(absl::string_view name) {
     const int index = ValueOf(name);
-    EXPECT_TRUE(Score(*state_, index, p_, state_->scores[index]));
+    EXPECT_TRUE(Score(*state_, index, slot_, state_->scores()[index]));
     RegisterScoreReads(*state_, index);
     return index;
   }
@@ -81,14 +81,14 @@ class ScoreDependenciesTest : public ::testing::Test {
   std::unique_ptr<HloModule> module_;
   std::unique_ptr<RematCostAnalysis> costs_;
   std::unique_ptr<PlannerState> state_;
-  int p_ = -1;
+  int slot_ = -1;
 };
 
 TEST_F(ScoreDependenciesTest, ScoresHoldUntilSomethingTheyReadChanges) {
   const int a = Scored("a");
-  ASSERT_FALSE(state_->scores[a].candidates.empty());
+  ASSERT_FALSE(state_->scores()[a].candidates.empty());
   // Nothing changed: the cached score is reused.
-  EXPECT_FALSE(Score(*state_, a, p_, state_->scores[a]));
+  EXPECT_FALSE(Score(*state_, a, slot_, state_->scores()[a]));
 }
 
 TEST_F(ScoreDependenciesTest,
@@ -96,42 +96,42 @@ TEST_F(ScoreDependenciesTest,
   const int a = Scored("a");
   const int b = Scored("b");
   const int c = Scored("c");
-  ASSERT_FALSE(state_->scores[a].candidates.empty());
-  const Candidate move = state_->scores[a].candidates.front();
-  ASSERT_TRUE(ApplyMove(*state_, move, p_).ok());
-  MarkScoresStale(*state_, state_->moves.back());
-  state_->scores.resize(state_->values.size());
+  ASSERT_FALSE(state_->scores()[a].candidates.empty());
+  const Candidate move = state_->scores()[a].candidates.front();
+  ASSERT_TRUE(ApplyMove(*state_, move, slot_).ok());
+  MarkScoresStale(*state_, state_->moves()[0]);
+  state_->scores().resize(state_->values().size());
 
-  EXPECT_FALSE(state_->scores[a].valid) << "the moved value";
-  EXPECT_FALSE(state_->scores[c].valid) << "reads a, which has a new version";
-  EXPECT_TRUE(state_->scores[b].valid) << "shares nothing with a";
-  EXPECT_FALSE(Score(*state_, b, p_, state_->scores[b]));
+  EXPECT_FALSE(state_->scores()[a].valid) << "the moved value";
+  EXPECT_FALSE(state_->scores()[c].valid) << "reads a, which has a new version";
+  EXPECT_TRUE(state_->scores()[b].valid) << "shares nothing with a";
+  EXPECT_FALSE(Score(*state_, b, slot_, state_->scores()[b]));
 }
 
 TEST_F(ScoreDependenciesTest, TakingAMoveBackMakesTheSameScoresStale) {
   const int a = Scored("a");
-  const Candidate move = state_->scores[a].candidates.front();
-  ASSERT_TRUE(ApplyMove(*state_, move, p_).ok());
-  MarkScoresStale(*state_, state_->moves.back());
-  state_->scores.resize(state_->values.size());
+  const Candidate move = state_->scores()[a].candidates.front();
+  ASSERT_TRUE(ApplyMove(*state_, move, slot_).ok());
+  MarkScoresStale(*state_, state_->moves()[0]);
+  state_->scores().resize(state_->values().size());
   const int b = Scored("b");
   const int c = Scored("c");
   Scored("a");
 
-  ASSERT_TRUE(RevertMove(*state_, state_->moves.back()).ok());
-  MarkScoresStale(*state_, state_->moves.back());
-  EXPECT_FALSE(state_->scores[a].valid);
-  EXPECT_FALSE(state_->scores[c].valid);
-  EXPECT_TRUE(state_->scores[b].valid);
+  ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
+  MarkScoresStale(*state_, state_->moves()[0]);
+  EXPECT_FALSE(state_->scores()[a].valid);
+  EXPECT_FALSE(state_->scores()[c].valid);
+  EXPECT_TRUE(state_->scores()[b].valid);
 }
 
 TEST_F(ScoreDependenciesTest, EveryScoreGoesStaleWhenThePlanIsTakenBackWhole) {
   const int a = Scored("a");
   const int b = Scored("b");
   MarkAllScoresStale(*state_);
-  EXPECT_FALSE(state_->scores[a].valid);
-  EXPECT_FALSE(state_->scores[b].valid);
-  EXPECT_TRUE(state_->score_readers.of_buffer.empty());
+  EXPECT_FALSE(state_->scores()[a].valid);
+  EXPECT_FALSE(state_->scores()[b].valid);
+  EXPECT_TRUE(state_->score_readers().of_buffer.empty());
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+#include "xla/service/remat/move_log.h"
+
+#include <string>
+#include <utility>
+
+#include "xla/hlo/ir/hlo_instruction.h"
+
+namespace xla {
+namespace remat {
+
+void MoveLog::Reset(int slot_count) {
+  *this = MoveLog();
+  placed_at_.assign(slot_count, {});
+}
+
+AppliedMove& MoveLog::Begin() {
+  moves_.emplace_back();
+  current_ = &moves_.back();
+  return *current_;
+}
+
+void MoveLog::Place(HloInstruction* instruction, int slot) {
+  placed_at_[slot].push_back(instruction);
+  current_->new_instructions.push_back(instruction);
+}
+
+HloInstruction* MoveLog::FindBitcast(const HloInstruction* clone,
+                                     const std::string& shape) const {
+  auto found = bitcasts_.find(std::make_pair(clone, shape));
+  return found == bitcasts_.end() ? nullptr : found->second;
+}
+
+void MoveLog::RememberBitcast(const HloInstruction* clone,
+                              const std::string& shape,
+                              HloInstruction* bitcast) {
+  bitcasts_[std::make_pair(clone, shape)] = bitcast;
+}
+
+void MoveLog::MarkTakenBack(int move_index) {
+  AppliedMove& move = moves_[move_index];
+  const InstructionSet added(move.new_instructions.begin(),
+                             move.new_instructions.end());
+  for (auto it = bitcasts_.begin(); it != bitcasts_.end();) {
+    if (added.contains(it->second)) {
+      bitcasts_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  taken_back_.insert(added.begin(), added.end());
+  move.undone = true;
+}
+
+MoveLog::InstructionSet MoveLog::TakenBackPresent() const {
+  InstructionSet present;
+  for (const HloInstruction* instruction : taken_back_) {
+    if (!dropped_.contains(instruction)) present.insert(instruction);
+  }
+  return present;
+}
+
+double MoveLog::KeptCost() const {
+  double cost = 0;
+  for (const AppliedMove& move : moves_) {
+    if (!move.undone) cost += move.cost;
+  }
+  return cost;
+}
+
+double MoveLog::KeptFlops() const {
+  double flops = 0;
+  for (const AppliedMove& move : moves_) {
+    if (!move.undone) flops += move.flops;
+  }
+  return flops;
+}
+
+bool MoveLog::HasKept() const {
+  for (const AppliedMove& move : moves_) {
+    if (!move.undone) return true;
+  }
+  return false;
+}
+
+}  // namespace remat
+}  // namespace xla

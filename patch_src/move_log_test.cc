@@ -1,0 +1,93 @@
+#include "xla/service/remat/move_log.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+constexpr char kModule[] = R"(
+HloModule log
+
+ENTRY e {
+  p0 = f32[16] parameter(0)
+  a = f32[16] exponential(p0)
+  clone = f32[16] exponential(p0)
+  cast = f32[4,4] bitcast(clone)
+  ROOT r = f32[16] add(a, clone)
+}
+)";
+
+class MoveLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        ParseAndReturnUnverifiedModule(kModule);
+    ASSERT_TRUE(module.ok()) << module.status();
+    module_ = *std::move(module);
+    log_.Reset(/*slot_count=*/5);
+  }
+  HloInstruction* Named(const char* name) const {
+    return module_->entry_computation()->GetInstructionWithName(name);
+  }
+
+  std::unique_ptr<HloModule> module_;
+  MoveLog log_;
+};
+
+TEST_F(MoveLogTest, PlacedInstructionsBelongToTheCurrentMove) {
+  AppliedMove& move = log_.Begin();
+  log_.Place(Named("clone"), 3);
+  log_.End();
+  EXPECT_EQ(log_.current(), nullptr);
+  ASSERT_EQ(log_.size(), 1);
+  ASSERT_EQ(move.new_instructions.size(), 1);
+  ASSERT_EQ(log_.PlacedAt(3).size(), 1);
+  EXPECT_EQ(log_.PlacedAt(3)[0], Named("clone"));
+  EXPECT_TRUE(log_.PlacedAt(2).empty());
+}
+
+TEST_F(MoveLogTest, AMoveTakenBackLeavesItsInstructionsOutOfThePlan) {
+  log_.Begin().cost = 2;
+  log_.Place(Named("clone"), 3);
+  log_.Place(Named("cast"), 3);
+  log_.RememberBitcast(Named("clone"), "f32[4,4]", Named("cast"));
+  log_.End();
+  log_.Begin().cost = 5;
+  log_.End();
+  EXPECT_EQ(log_.KeptCost(), 7);
+  log_.MarkTakenBack(0);
+  EXPECT_TRUE(log_[0].undone);
+  EXPECT_EQ(log_.KeptCost(), 5);
+  EXPECT_TRUE(log_.HasKept());
+  EXPECT_EQ(log_.FindBitcast(Named("clone"), "f32[4,4]"), nullptr);
+  EXPECT_TRUE(log_.taken_back().contains(Named("clone")));
+  EXPECT_EQ(log_.TakenBackPresent().size(), 2);
+  log_.MarkDropped({Named("cast")});
+  EXPECT_EQ(log_.TakenBackPresent().size(), 1);
+}
+
+TEST_F(MoveLogTest, KeptFlopsCountOnlyMovesNotTakenBack) {
+  log_.Begin().flops = 10;
+  log_.End();
+  log_.Begin().flops = 32;
+  log_.End();
+  log_.MarkTakenBack(1);
+  EXPECT_EQ(log_.KeptFlops(), 10);
+  log_.MarkTakenBack(0);
+  EXPECT_FALSE(log_.HasKept());
+  log_.Clear();
+  EXPECT_EQ(log_.size(), 0);
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
