@@ -12,6 +12,10 @@ OUT/table.md, and prints the table. Pass time is the engine's own
 `pass_seconds` (scheduling, planning, verification; not parsing or the
 HeapSimulator figures around it). On a shared machine other jobs inflate it:
 `--repeat K` keeps the fastest of K runs of each cell.
+
+The cells are a sweep (remat_harness.sweep): OUT/sweep.jsonl is its results
+file (each cell's JSON report under OUT/sweep.work/), started afresh on every
+run so that every timing is this run's.
 """
 
 from __future__ import annotations
@@ -21,13 +25,26 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
-from remat_harness.hlo_dump import ModelSpec, produce_hlo
+from rich.console import Console
+
+from remat_harness.hlo_dump import ModelSpec
 from remat_harness.paths import REPORTS_DIR
-from remat_harness.sweep import budget_bytes, engine_build
+from remat_harness.remat_report import RematReport
+from remat_harness.sweep import (
+    Cell,
+    ModelCache,
+    SweepError,
+    SweepPlan,
+    engine_build,
+    failure,
+    load_report,
+    run_cell,
+    run_sweep,
+)
 
 
 @dataclass
@@ -61,34 +78,43 @@ def slope(points: list[tuple[int, float]]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in usable) / var
 
 
-def measure(
-    spec: ModelSpec, algorithm: str, budget: str, work: Path, timeout_s: float, repeat: int = 1
-) -> Row:
-    """The fastest of `repeat` runs (the plan is deterministic; only time varies)."""
-    rows = [_measure_once(spec, algorithm, budget, work, timeout_s) for _ in range(repeat)]
-    return min(rows, key=lambda r: r.pass_seconds)
+def fastest_of(repeat: int) -> Callable[[Cell, ModelCache, SweepPlan], dict]:
+    """A sweep cell runner that runs each cell `repeat` times and keeps the
+    fastest record, its report with it (the plan is deterministic; only time
+    varies)."""
+
+    def run(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
+        best = run_cell(cell, cache, plan)
+        kept = Path(best["report"]).read_text()
+        for _ in range(repeat - 1):
+            record = run_cell(cell, cache, plan)
+            if record["pass_seconds"] < best["pass_seconds"]:
+                best, kept = record, Path(record["report"]).read_text()
+        Path(best["report"]).write_text(kept)  # each run wrote over the last
+        return best
+
+    return run
 
 
-def _measure_once(
-    spec: ModelSpec, algorithm: str, budget: str, work: Path, timeout_s: float
-) -> Row:
-    hlo = produce_hlo(spec) / "step.hlo"
-    baseline = baseline_peak(hlo, work / spec.key)
-    limit = budget_bytes(budget, baseline)
-    flags = RematFlags(limit, algorithm).args()
-    report_path = work / spec.key / f"{algorithm}.{budget}.json"
-    run = run_hlo_remat(hlo, flags, report_path, timeout_s=timeout_s)
-    if run.returncode != 0 or run.report is None:
-        lines = run.stderr.strip().splitlines()
-        raise RuntimeError(f"{spec.key} {algorithm} {budget}: {lines[-1] if lines else 'failed'}")
-    r = run.report
+def bench_plan(
+    specs: list[ModelSpec], algorithms: list[str], budgets: list[str], timeout_s: float
+) -> SweepPlan:
+    """Each model × algorithm × budget on CPU, the engine's default scheduler,
+    no numerics check (the pass's time is what is measured)."""
+    return SweepPlan(
+        specs, algorithms, ["default"], budgets, check_numerics=False, timeout_s=timeout_s
+    )
+
+
+def row(record: dict, r: RematReport) -> Row:
+    """A passed cell's row: the figures its record lacks from its report."""
     return Row(
-        model=spec.key,
+        model=record["model"],
         instructions=r.instructions_before,
-        algorithm=algorithm,
-        budget=budget,
-        budget_bytes=limit,
-        baseline_bytes=baseline,
+        algorithm=record["algorithm"],
+        budget=record["budget"],
+        budget_bytes=record["budget_bytes"],
+        baseline_bytes=record["baseline_bytes"],
         floor_bytes=r.floor_bytes,
         peak_after_bytes=r.heap_sim_after_bytes,
         budget_met=r.budget_met,
@@ -155,7 +181,31 @@ def table(rows: list[Row], algorithms: list[str], budgets: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def rows_and_failures(records: list[dict]) -> tuple[list[Row], list[str]]:
+    """The cells' rows and failures, each printed as the old loop did."""
+    rows: list[Row] = []
+    failures: list[str] = []
+    for record in records:
+        if record.get("kind") == "model":
+            continue
+        report = load_report(record)
+        if report is None:
+            why = failure(record) or f"no report at {record.get('report')}"
+            failures.append(f"{record['model']} {record['algorithm']} {record['budget']}: {why}")
+            print(failures[-1], file=sys.stderr)
+            continue
+        rows.append(row(record, report))
+        r = rows[-1]
+        print(
+            f"{r.model} ({r.instructions:,} instructions) {r.algorithm} @ {r.budget}: "
+            f"{r.pass_seconds:.2f} s, peak {r.peak_after_bytes / 1e6:.1f} MB "
+            f"({r.peak_after_bytes / r.baseline_bytes:.2f} of baseline)",
+            flush=True,
+        )
+    return rows, failures
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20,56,110,164", help="ResNet depths (6n+2)")
     parser.add_argument("--algorithms", default="standard,path,xla")
@@ -164,33 +214,28 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     parser.add_argument("--repeat", type=int, default=1, help="keep the fastest of K runs")
     parser.add_argument("--out", type=Path, default=REPORTS_DIR / "scaling")
-    args = parser.parse_args()
-    algorithms = [a for a in args.algorithms.split(",") if a]
-    budgets = [b for b in args.budgets.split(",") if b]
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: give 1 or more")
     specs = [ModelSpec(int(s), 1, args.batch_size, "jit") for s in args.sizes.split(",") if s]
+    try:
+        plan = bench_plan(
+            specs,
+            [a for a in args.algorithms.split(",") if a],
+            [b for b in args.budgets.split(",") if b],
+            args.timeout,
+        )
+    except SweepError as e:
+        parser.error(str(e))
     build = engine_build()
-    rows: list[Row] = []
-    failures: list[str] = []
     start = time.monotonic()
-    for spec in specs:
-        for algorithm in algorithms:
-            for budget in budgets:
-                try:
-                    row = measure(
-                        spec, algorithm, budget, args.out / "work", args.timeout, args.repeat
-                    )
-                except Exception as e:  # noqa: BLE001 - a failed run is reported, the rest go on
-                    failures.append(f"{spec.key} {algorithm} {budget}: {e}")
-                    print(failures[-1], file=sys.stderr)
-                    continue
-                rows.append(row)
-                print(
-                    f"{row.model} ({row.instructions:,} instructions) {algorithm} @ {budget}: "
-                    f"{row.pass_seconds:.2f} s, peak {row.peak_after_bytes / 1e6:.1f} MB "
-                    f"({row.peak_after_bytes / row.baseline_bytes:.2f} of baseline)",
-                    flush=True,
-                )
-    text = table(rows, algorithms, budgets) + "\n" + phase_table(rows)
+    results = args.out / "sweep.jsonl"
+    results.unlink(missing_ok=True)  # afresh: timings of this run only
+    records = run_sweep(
+        plan, results, Console(stderr=True), cell_runner=fastest_of(args.repeat), build=build
+    )
+    rows, failures = rows_and_failures(records)
+    text = table(rows, plan.algorithms, plan.budgets) + "\n" + phase_table(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(
         json.dumps(

@@ -19,12 +19,12 @@ from remat_harness.gpu import before_optimizations, predicted_peak
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import hlo_remat_binary
 from remat_harness.remat_report import RematReport
+from remat_harness.sweep import ALGORITHMS
 from tests.baselines import check_at_most
 
 pytestmark = pytest.mark.gpusim
 
 TARGET = "h100_sxm"
-ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
 
 # A small CNN step, pre-optimization: one convolution (a cuDNN custom-call on
 # GPU), a ReLU and a GEMM.

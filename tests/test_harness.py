@@ -23,6 +23,7 @@ from remat_harness.sweep import (
     SweepPlan,
     budget_bytes,
     engine_build,
+    load_report,
     load_results,
     run_sweep,
 )
@@ -53,6 +54,13 @@ def test_sweep_runs_resumes_and_reports(tmp_path):
     assert len(cells) == 4 and all(r["status"] == "ok" for r in cells), cells
     model = next(r for r in records if r["key"].startswith("model|"))
     assert model["modules"] and model["largest_module_peak_bytes"] > 0
+    # Each cell names its report: the figures the record leaves out.
+    for cell in cells:
+        report = load_report(cell)
+        assert report is not None, cell
+        assert (report.algorithm, report.budget_bytes) == (cell["algorithm"], cell["budget_bytes"])
+        assert report.pass_seconds == cell["pass_seconds"] and report.instructions_before > 0
+    assert load_report(model) is None  # a CPU model record has none
     lines_before = results.read_text().count("\n")
     # A second run over a grown plan runs only the new cells.
     run_sweep(plan(budgets=["0.5", "0.3", "0.8"]), results, console)
@@ -262,6 +270,12 @@ def test_a_gpu_sweep_predicts_memory_beside_cpu(tmp_path):
     assert cell["device"] == "gpu:h100_sxm" and cell["key"].endswith("|gpu:h100_sxm")
     assert cell["baseline_bytes"] == model["predicted_gpu_peak_bytes"]
     assert cell["budget_met"] and cell["ratio"] <= 0.5
+    # The model record names the GPU pipeline's report of the step without
+    # the pass (the table's heading: HeapSimulator figure, floor, fusions).
+    base = load_report(model)
+    assert base is not None and base.allocated("before") == model["predicted_gpu_peak_bytes"]
+    assert base.floor_bytes == model["gpu_floor_bytes"] and base.recomputed == 0
+    assert load_report(cell).platform == "gpu"
 
 
 @pytest.mark.parametrize(

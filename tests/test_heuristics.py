@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from remat_harness.sweep import ALGORITHMS
 from tests import hlo_cases
-
-ALGORITHMS = ["standard", "compress", "standardcompress", "path", "xla"]
 
 
 def algorithm(name: str) -> str:

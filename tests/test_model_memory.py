@@ -10,11 +10,13 @@ import pytest
 
 from remat_harness.engine import baseline_peak, run_hlo_remat
 from remat_harness.hlo_dump import MODES, ModelSpec, produce_hlo, step_modules
+from remat_harness.sweep import ALGORITHMS
 from tests.baselines import check_at_most
 
 pytestmark = pytest.mark.slow
 
-ALGORITHMS = ("standard", "standardcompress", "path", "xla")
+# compress has nothing to compress under plain byte sizes: it cannot lower the peak.
+LOWERING = tuple(a for a in ALGORITHMS if a != "compress")
 
 
 @pytest.fixture(
@@ -40,7 +42,7 @@ def test_run_produces_dumps(step):
     assert reports, "XLA's memory-usage reports are collected"
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", LOWERING)
 def test_half_budget_lowers_peak(step, algorithm, tmp_path):
     spec, hlo_dir = step
     hlo = hlo_dir / "step.hlo"

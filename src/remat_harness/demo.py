@@ -1,24 +1,41 @@
 """`make demo`: ResNet-20 step, every algorithm × every scheduler at a budget
 of half the baseline peak on CPU, then every algorithm on the same step
 compiled deviceless for a GPU (the pass where the GPU hook runs it); prints
-the tables and writes the JSON reports."""
+the tables and writes the JSON reports.
+
+Each half is a sweep (sweep.py) with its own results file in the output
+folder, started afresh on every run (the demo shows this build's engine, never
+an older run's records); its cells' reports are copied beside it under the
+demo's names."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
-from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
-from remat_harness.gpu import predicted_peak, run_gpu
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
 from remat_harness.remat_report import RematReport
-from remat_harness.sweep import SCHEDULERS
+from remat_harness.sweep import (
+    ALGORITHMS,
+    SCHEDULERS,
+    SweepPlan,
+    budget_bytes,
+    failure,
+    load_report,
+    run_sweep,
+)
+
+# XLA's own pass first: the baseline the others are read against.
+DEMO_ALGORITHMS = ("xla", *(a for a in ALGORITHMS if a != "xla"))
+# The GPU hook's default: the latency-hiding scheduler's order, kept. The
+# engine turns the sweep's "default" into it on GPU.
+GPU_SCHEDULER = "given"
 
 
 @dataclass
@@ -29,37 +46,86 @@ class DemoRow:
     error: str = ""
 
 
+def demo_plan(
+    spec: ModelSpec,
+    algorithms: tuple[str, ...] = DEMO_ALGORITHMS,
+    budget_fraction: float = 0.5,
+    check_numerics: bool = True,
+    gpu_target: str = "",
+) -> SweepPlan:
+    """The demo's cells: CPU, every algorithm × every scheduler; GPU
+    (`gpu_target`), every algorithm on the GPU hook's schedule, with the GPU
+    compile's time limit."""
+    if gpu_target:
+        return SweepPlan(
+            [spec],
+            list(algorithms),
+            ["default"],
+            [str(budget_fraction)],
+            check_numerics=False,
+            timeout_s=900,
+            device=f"gpu:{gpu_target}",
+        )
+    return SweepPlan(
+        [spec],
+        list(algorithms),
+        list(SCHEDULERS),
+        [str(budget_fraction)],
+        check_numerics=check_numerics,
+    )
+
+
+def _fresh_sweep(plan: SweepPlan, results: Path, console: Console) -> list[dict]:
+    """Every cell run now: the results of an earlier demo are dropped."""
+    results.unlink(missing_ok=True)
+    return run_sweep(plan, results, console)
+
+
+def _rows(records: list[dict], names: list[Path], scheduler: str = "") -> list[DemoRow]:
+    """A row per cell record (its report copied to `names`, in order);
+    `scheduler` labels every row instead of the record's."""
+    cells = [r for r in records if r.get("kind") != "model"]
+    rows = []
+    for record, name in zip(cells, names, strict=True):
+        report = load_report(record)
+        if report is not None:
+            shutil.copyfile(record["report"], name)
+        else:
+            name.unlink(missing_ok=True)  # not an earlier run's
+        error = "" if report is not None else failure(record)
+        rows.append(DemoRow(record["algorithm"], scheduler or record["scheduler"], report, error))
+    return rows
+
+
+def _baseline(records: list[dict]) -> int | None:
+    """The baseline the cells' budget is a share of; None if none measured it."""
+    return next((r["baseline_bytes"] for r in records if "baseline_bytes" in r), None)
+
+
+def _budget(records: list[dict]) -> int | None:
+    return next((r["budget_bytes"] for r in records if "budget_bytes" in r), None)
+
+
 def run_demo(
     spec: ModelSpec,
     console: Console,
-    algorithms: tuple[str, ...] = ("xla", "standard", "compress", "standardcompress", "path"),
+    algorithms: tuple[str, ...] = DEMO_ALGORITHMS,
     budget_fraction: float = 0.5,
     out_dir: Path = REPORTS_DIR / "demo",
     check_numerics: bool = True,
 ) -> list[DemoRow]:
     console.print(f"[bold]Producing the HLO of {spec.key}[/] (TensorFlow on CPU, synthetic data)")
-    hlo_dir = produce_hlo(spec)
-    hlo = hlo_dir / "step.hlo"
+    produce_hlo(spec)
     out_dir.mkdir(parents=True, exist_ok=True)
-    peak = baseline_peak(hlo, out_dir)
-    budget = int(peak * budget_fraction)
-    console.print(f"baseline peak {peak:,} bytes; budget {budget:,} bytes ({budget_fraction:.0%})")
-    rows: list[DemoRow] = []
-    cells = [(a, s) for a in algorithms for s in SCHEDULERS]
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("hlo-remat", total=len(cells))
-        for algorithm, scheduler in cells:
-            progress.update(task, description=f"{algorithm}/{scheduler}")
-            report_path = out_dir / f"{spec.key}.{algorithm}.{scheduler}.json"
-            run = run_hlo_remat(
-                hlo,
-                RematFlags(budget, algorithm, scheduler).args(),
-                report_path,
-                check_numerics=check_numerics,
-            )
-            error = "" if run.returncode == 0 else run.stderr.strip().splitlines()[-1]
-            rows.append(DemoRow(algorithm, scheduler, run.report, error))
-            progress.advance(task)
+    plan = demo_plan(spec, algorithms, budget_fraction, check_numerics)
+    records = _fresh_sweep(plan, out_dir / f"{spec.key}.sweep.jsonl", console)
+    names = [out_dir / f"{spec.key}.{c.algorithm}.{c.scheduler}.json" for c in plan.cells]
+    rows = _rows(records, names)
+    peak, budget = _baseline(records), _budget(records)
+    if peak is not None and budget is not None:
+        console.print(
+            f"baseline peak {peak:,} bytes; budget {budget:,} bytes ({budget_fraction:.0%})"
+        )
     console.print(render_table(rows, spec.key, budget))
     (out_dir / f"{spec.key}.summary.json").write_text(
         json.dumps([asdict(r) for r in rows], indent=2)
@@ -72,7 +138,7 @@ def run_gpu_demo(
     spec: ModelSpec,
     console: Console,
     target: str,
-    algorithms: tuple[str, ...] = ("xla", "standard", "compress", "standardcompress", "path"),
+    algorithms: tuple[str, ...] = DEMO_ALGORITHMS,
     budget_fraction: float = 0.5,
     out_dir: Path = REPORTS_DIR / "demo",
 ) -> list[DemoRow]:
@@ -81,23 +147,22 @@ def run_gpu_demo(
     console.print(f"[bold]Compiling {spec.key} for {target}[/] (XLA's GPU pipeline, no GPU)")
     gpu_dir = out_dir / f"gpu_{target}"
     gpu_dir.mkdir(parents=True, exist_ok=True)
-    base = predicted_peak(spec, target, gpu_dir)
-    peak = base.allocated("before")
-    budget = int(peak * budget_fraction)
-    console.print(
-        f"predicted allocation {peak:,} bytes (BufferAssigner; HeapSimulator "
-        f"{base.heap_sim_before_bytes:,}); budget {budget:,} bytes"
-    )
-    rows: list[DemoRow] = []
-    for algorithm in algorithms:
-        run = run_gpu(
-            spec,
-            target,
-            RematFlags(budget, algorithm).args(),
-            gpu_dir / f"{spec.key}.{algorithm}.json",
+    plan = demo_plan(spec, algorithms, budget_fraction, gpu_target=target)
+    records = _fresh_sweep(plan, gpu_dir / f"{spec.key}.sweep.jsonl", console)
+    names = [gpu_dir / f"{spec.key}.{c.algorithm}.json" for c in plan.cells]
+    rows = _rows(records, names, GPU_SCHEDULER)
+    model = next(r for r in records if r.get("kind") == "model")
+    base = load_report(model)  # the GPU pipeline's own figures, without the pass
+    budget = _budget(records)
+    if base is None:
+        console.print(f"[red]no prediction for {spec.key}:[/] {failure(model)}", soft_wrap=True)
+    else:
+        peak = base.allocated("before")
+        budget = budget_bytes(plan.budgets[0], peak)  # as the sweep set it
+        console.print(
+            f"predicted allocation {peak:,} bytes (BufferAssigner; HeapSimulator "
+            f"{base.heap_sim_before_bytes:,}); budget {budget:,} bytes"
         )
-        error = "" if run.returncode == 0 else run.stderr.strip().splitlines()[-1]
-        rows.append(DemoRow(algorithm, "given", run.report, error))
     console.print(render_table(rows, f"{spec.key} on {target}", budget))
     return rows
 
@@ -122,10 +187,12 @@ def _moves(r: RematReport) -> str:
     return f"{r.recomputed} rc / {r.compressed} cp / {r.undone} undo"
 
 
-def render_table(rows: list[DemoRow], title: str, budget: int) -> Table:
+def render_table(rows: list[DemoRow], title: str, budget: int | None) -> Table:
+    """`budget` None: no cell measured the baseline (every one failed)."""
     figure = next((r.report.memory_figure for r in rows if r.report), "heap_simulator")
     label = {"buffer_assignment": "BufferAssigner allocations"}.get(figure, "HeapSimulator peaks")
-    table = Table(title=f"{title}: budget {_mb(budget)} ({label})")
+    shown = "unknown" if budget is None else _mb(budget)
+    table = Table(title=f"{title}: budget {shown} ({label})")
     for column in ("algorithm", "scheduler", "before", "after", "ratio", "budget"):
         table.add_column(column, justify="right" if column in ("before", "after") else "left")
     for column in ("moves", "+FLOPs", "pass", "numerics"):

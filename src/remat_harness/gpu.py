@@ -15,6 +15,8 @@ from remat_harness.paths import ToolMissing, hlo_remat_binary
 from remat_harness.remat_report import RematReport
 
 DEFAULT_TARGET = "h100_sxm"
+# predicted_peak's report, in the folder it is given.
+PREDICTED_REPORT = "gpu.json"
 
 
 @functools.cache
@@ -73,7 +75,7 @@ def run_gpu(
 
 def predicted_peak(spec: ModelSpec, target: str, work_dir: Path) -> RematReport:
     """The GPU pipeline's own figures for the step, without our pass."""
-    run = run_gpu(spec, target, MEASURE_ONLY.args(), work_dir / "gpu.json")
+    run = run_gpu(spec, target, MEASURE_ONLY.args(), work_dir / PREDICTED_REPORT)
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"GPU compile of {spec.key} failed: {run.stderr.strip()[-500:]}")
     return run.report

@@ -4,7 +4,9 @@ the fields here follow that file's order."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 
@@ -90,6 +92,11 @@ class RematReport:
         if missing:
             raise ValueError(f"hlo-remat report lacks {', '.join(missing)}")
         return cls(**known)
+
+    @classmethod
+    def load(cls, path: Path) -> RematReport:
+        """The report hlo-remat wrote to `path` (--report)."""
+        return cls.from_json(json.loads(path.read_text()))
 
     def allocated(self, when: str) -> int:
         """The platform's figure "before" or "after": what it allocates

@@ -10,6 +10,11 @@ its own subprocess (its HLO is cached under .cache/hlo); each cell is one
 Every record carries the engine's build fingerprint (`hlo-remat --version`);
 a results file is never resumed by another build (`--new-build` sets the old
 file aside and starts afresh).
+
+A passed cell's record carries the path of its JSON report ("report"), as a
+GPU model record does its step's prediction without the pass: `load_report`
+reads it as a RematReport for figures the record leaves out. The demo, the
+GPU table and the scaling bench are sweeps rendered their own way.
 """
 
 from __future__ import annotations
@@ -27,7 +32,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
 from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
-from remat_harness.gpu import before_optimizations, gpu_flags, parse_device, predicted_peak
+from remat_harness.gpu import (
+    PREDICTED_REPORT,
+    before_optimizations,
+    gpu_flags,
+    parse_device,
+    predicted_peak,
+)
 from remat_harness.hlo_dump import (
     DumpError,
     ModelSpec,
@@ -224,13 +235,14 @@ def _append(path: Path, record: dict) -> None:
 class ModelCache:
     """One model run per (model, mode): its step module and baseline peak. On
     a GPU device the module is the step's pre-optimization HLO and the
-    baseline the GPU pipeline's predicted peak."""
+    baseline the GPU pipeline's predicted peak. A failure is kept too: the
+    model's other cells fail with it without running it again."""
 
     def __init__(self, work_dir: Path, device: str = "cpu") -> None:
         self.work_dir = work_dir
         self.device, self.gpu_target = parse_device(device)
         self._hlo: dict[str, Path | Exception] = {}
-        self._baseline: dict[str, int] = {}
+        self._baseline: dict[str, int | Exception] = {}
         self.gpu_reports: dict[str, RematReport] = {}
 
     def step(self, spec: ModelSpec) -> Path:
@@ -250,13 +262,25 @@ class ModelCache:
 
     def baseline(self, spec: ModelSpec) -> int:
         if spec.key not in self._baseline:
-            if self.gpu_target:
-                report = predicted_peak(spec, self.gpu_target, self.work_dir / spec.key)
-                self.gpu_reports[spec.key] = report
-                self._baseline[spec.key] = report.allocated("before")
-            else:
-                self._baseline[spec.key] = baseline_peak(self.step(spec), self.work_dir / spec.key)
-        return self._baseline[spec.key]
+            try:
+                self._baseline[spec.key] = self._measure(spec)
+            except Exception as e:  # noqa: BLE001 - raised again for each of its cells
+                self._baseline[spec.key] = e
+        found = self._baseline[spec.key]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _measure(self, spec: ModelSpec) -> int:
+        if self.gpu_target:
+            report = predicted_peak(spec, self.gpu_target, self.work_dir / spec.key)
+            self.gpu_reports[spec.key] = report
+            return report.allocated("before")
+        return baseline_peak(self.step(spec), self.work_dir / spec.key)
+
+    def gpu_report_path(self, spec: ModelSpec) -> Path:
+        """Where the GPU pipeline's report of the step without the pass is."""
+        return self.work_dir / spec.key / PREDICTED_REPORT
 
 
 def model_key(spec: ModelSpec, device: str) -> str:
@@ -301,6 +325,7 @@ def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
             "gpu_buffer_assignment_bytes": report.buffer_assignment_before_bytes,
             "gpu_floor_bytes": report.floor_bytes,
             "multi_output_fusions": report.multi_output_fusions,
+            "report": str(cache.gpu_report_path(spec).resolve()),
         }
     return {
         "key": model_key(spec, device),
@@ -348,6 +373,7 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         record.update(_gap_fields(graph_path, r, plan.optimum_time_limit_s))
     record.update(
         status="ok",
+        report=str(report_path.resolve()),
         heap_sim_before_bytes=r.heap_sim_before_bytes,
         heap_sim_scheduled_bytes=r.heap_sim_scheduled_bytes,
         heap_sim_after_bytes=r.heap_sim_after_bytes,
@@ -374,6 +400,22 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         step_time_ratio=r.step_time_ratio,
     )
     return record
+
+
+def load_report(record: dict) -> RematReport | None:
+    """The RematReport a passed record points to (a cell's run; a GPU model
+    record's step without the pass); None for a failed record, one without a
+    report, or a report no longer there (a remote worker's)."""
+    path = record.get("report")
+    if record.get("status") != "ok" or not path or not Path(path).is_file():
+        return None
+    return RematReport.load(Path(path))
+
+
+def failure(record: dict) -> str:
+    """A failed record's message as the engine or the model run gave it (a
+    RuntimeError's class name, which says nothing, left out)."""
+    return str(record.get("error", "")).removeprefix("RuntimeError: ")
 
 
 def _gap_fields(graph_path: Path, report: RematReport, time_limit_s: float) -> dict:
