@@ -220,5 +220,9 @@ absl::Status WriteMemoryLog(const HloModule& module,
   return WriteText(path, out);
 }
 
+absl::Status WriteModuleText(const HloModule& module, const std::string& path) {
+  return WriteText(path, module.ToString());
+}
+
 }  // namespace remat
 }  // namespace xla

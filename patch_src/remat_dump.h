@@ -39,6 +39,10 @@ absl::Status WriteMemoryLog(const HloModule& module,
                             const ComputationMemory& memory,
                             const RematReport& report, const std::string& path);
 
+// The module as text, scheduled: what the live-range check refused, kept as
+// the evidence a report about it needs.
+absl::Status WriteModuleText(const HloModule& module, const std::string& path);
+
 }  // namespace remat
 }  // namespace xla
 

@@ -518,7 +518,14 @@ class RematDriver {
     }
     if (!options_.check_live_ranges) return absl::OkStatus();
     ScopedPhase phase(&report_, "check_live_ranges");
-    return CheckLiveRanges(*module_, options_, alias_info_);
+    absl::Status checked = CheckLiveRanges(*module_, options_, alias_info_);
+    if (!checked.ok() && !options_.dump_dir.empty()) {
+      // The refused module is the evidence a bug report needs.
+      TF_RETURN_IF_ERROR(WriteModuleText(
+          *module_, DumpPath(options_.dump_dir, report_.module,
+                             "refused_by_live_range_check.txt")));
+    }
+    return checked;
   }
 
   // HeapSimulator's module-wide minimum allocates a loop-state buffer again
