@@ -46,6 +46,12 @@ struct GpuPipelineFigures {
   int64_t scheduler_mem_limit_bytes = 0;
   std::vector<std::string> disabled_passes;
   std::optional<WheelReferenceFigures> wheel_reference;
+  // Which convolution and GEMM kernels the compile chose: empty, XLA's
+  // defaults; else the autotune results file recorded on the user's GPU,
+  // with how many of the compile's lookups found an entry there.
+  std::string autotune_results;
+  int64_t autotune_hits = 0;
+  int64_t autotune_misses = 0;
 };
 
 struct RematReport {

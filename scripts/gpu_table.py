@@ -38,10 +38,15 @@ def cell_text(report: RematReport | None, error: str) -> str:
 
 
 def gpu_plan(
-    models: list[ModelSpec], algorithms: list[str], budgets: list[float], target: str
+    models: list[ModelSpec],
+    algorithms: list[str],
+    budgets: list[float],
+    target: str,
+    autotune_results: str = "",
 ) -> SweepPlan:
     """Each model × algorithm × budget on the GPU hook's schedule, with the GPU
-    compile's time limit (900 s a cell)."""
+    compile's time limit (900 s a cell); with `autotune_results`, the kernels
+    recorded on the user's GPU."""
     return SweepPlan(
         models,
         algorithms,
@@ -50,6 +55,7 @@ def gpu_plan(
         check_numerics=False,
         timeout_s=900,
         device=f"gpu:{target}",
+        gpu_autotune_results=autotune_results,
     )
 
 
@@ -115,13 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budgets", default="0.8,0.6,0.5,0.4,0.3")
     parser.add_argument("--algorithms", default="xla,standard,path")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--gpu-autotune-results",
+        default="",
+        help="XLA autotune results recorded on your GPU: its kernels, not XLA's defaults",
+    )
     args = parser.parse_args(argv)
     out = args.out or REPORTS_DIR / "gpu" / args.target
     out.mkdir(parents=True, exist_ok=True)
     budgets = [float(b) for b in args.budgets.split(",")]
     try:
         models = [ModelSpec.parse(name) for name in args.models.split(",")]
-        plan = gpu_plan(models, args.algorithms.split(","), budgets, args.target)
+        plan = gpu_plan(
+            models, args.algorithms.split(","), budgets, args.target, args.gpu_autotune_results
+        )
     except ValueError as e:  # a SweepError too
         parser.error(str(e))
     results = out / "results.jsonl"

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from remat_harness.engine import run_hlo_remat
+from remat_harness.engine import MEASURE_ONLY, run_hlo_remat
 from remat_harness.gpu import before_optimizations, predicted_peak
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import hlo_remat_binary
-from remat_harness.remat_report import RematReport
+from remat_harness.remat_report import RematReport, kernels_text
 from remat_harness.sweep import ALGORITHMS
 from tests.baselines import check_at_most
 
@@ -228,3 +228,68 @@ def test_a_relative_budget_is_judged_in_bytes_on_gpu(resnet20, tmp_path):
     assert report["budget_bytes"] > 0
     assert report["budget_met"] == (report["allocation_after_bytes"] <= report["budget_bytes"])
     assert not report["budget_met"]
+
+
+# Kernels recorded on a user's GPU (--gpu-autotune-results): one cuDNN entry
+# for ResNet-20's first-stage 3x3 convolution, with a 16 MiB workspace.
+AUTOTUNE_RESULTS = Path(__file__).parent / "autotune_resnet20_h100.txtpb"
+WORKSPACE = "u8[16777216]"
+
+
+def test_without_autotune_results_the_prediction_says_default_kernels(resnet20_baseline):
+    r = resnet20_baseline
+    assert r["kernels"] == "default"
+    assert "--gpu-autotune-results" in r["kernels_note"]
+    assert "autotune_hits" not in r
+
+
+def test_autotune_results_pick_the_kernels_recorded_on_the_gpu(
+    resnet20, resnet20_baseline, tmp_path
+):
+    rc, report, stderr = gpu_run(
+        resnet20,
+        tmp_path,
+        f"--gpu-autotune-results={AUTOTUNE_RESULTS}",
+        *MEASURE_ONLY.args(),  # the compile's kernels, no recomputed copies
+        name="tuned",
+    )
+    assert rc == 0, stderr[-2000:]
+    assert report["kernels"] == "autotune results"
+    assert report["autotune_results"] == str(AUTOTUNE_RESULTS)
+    # One key, found once (lookups are per distinct instruction); every
+    # other convolution and GEMM kept XLA's default kernel.
+    assert report["autotune_hits"] == 1 and report["autotune_misses"] > 10
+    tuned = (tmp_path / "tuned.hlo").read_text()
+    assert tuned.count(WORKSPACE) == 6, "each first-stage 3x3 convolution has the workspace"
+    base = (Path(resnet20_baseline["_work"]) / "baseline.hlo").read_text()
+    assert WORKSPACE not in base
+    # The workspace is in what the GPU would allocate.
+    assert report["allocation_before_bytes"] != resnet20_baseline["allocation_before_bytes"]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "does not exist"),
+        ("version: 2\n", "Version mismatch"),
+        ("results {{", "Failed to parse"),
+    ],
+)
+def test_unreadable_autotune_results_are_refused_naming_the_flag(tmp_path, content, says):
+    src = tmp_path / "small.hlo"
+    src.write_text(SMALL_MODEL)
+    results = tmp_path / "results.txtpb"
+    if content is not None:
+        results.write_text(content)
+    rc, _, stderr = gpu_run(src, tmp_path, f"--gpu-autotune-results={results}")
+    assert rc == 2, stderr[-2000:]
+    line = stderr.strip().splitlines()[-1]
+    assert line.startswith(f"hlo-remat: --gpu-autotune-results {results}: ") and says in line
+
+
+def test_the_harness_predicts_with_the_recorded_kernels(tmp_path):
+    report = predicted_peak(
+        ModelSpec(20, 1, 64, "jit"), TARGET, tmp_path, autotune_results=str(AUTOTUNE_RESULTS)
+    )
+    assert report.kernels == "autotune results" and report.autotune_hits == 1
+    assert str(AUTOTUNE_RESULTS) in kernels_text(report)

@@ -284,6 +284,8 @@ def test_a_gpu_sweep_predicts_memory_beside_cpu(tmp_path):
         ({"device": "tpu"}, "cpu or gpu:<target>"),
         ({"device": "gpu:h100_sxm", "time_runs": 3}, "need cpu"),
         ({"device": "gpu:h100_sxm", "patched": True}, "need cpu"),
+        ({"gpu_autotune_results": __file__}, "needs --device gpu:<target>"),
+        ({"device": "gpu:h100_sxm", "gpu_autotune_results": "/no/such.txtpb"}, "no such file"),
     ],
 )
 def test_bad_device_plans_are_refused(kw, message):

@@ -15,12 +15,14 @@ from rich.console import Console
 from remat_harness.cluster import ClusterSpec
 from remat_harness.gpu import (
     before_optimizations,
+    check_autotune_results,
     check_gpu_target,
     parse_device,
     predicted_peak,
 )
 from remat_harness.hlo_dump import MODES, DumpError, ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR, ToolMissing, hlo_remat_binary, models_dir
+from remat_harness.remat_report import kernels_text
 from remat_harness.report import (
     plot_before_after,
     plot_peak_vs_budget,
@@ -65,6 +67,17 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _autotune_results(args: argparse.Namespace) -> str:
+    """produce-hlo's --gpu-autotune-results, checked as a sweep checks it."""
+    path = args.gpu_autotune_results
+    if path and not args.device.startswith("gpu"):
+        raise SweepError("--gpu-autotune-results needs --device gpu:<target>")
+    try:
+        return check_autotune_results(path)
+    except ValueError as e:
+        raise SweepError(str(e)) from e
+
+
 def _sweep(args: argparse.Namespace, console: Console) -> int:
     modes = _split(args.modes)
     for mode in modes:
@@ -83,6 +96,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         device=args.device,
         max_extra_flops=args.max_extra_flops,
         optimum_time_limit_s=args.optimum,
+        gpu_autotune_results=args.gpu_autotune_results,
     )
     if args.patched:
         ok, why = tensorflow_is_patched()
@@ -297,6 +311,17 @@ class _VersionAction(argparse.Action):
         parser.exit(0)
 
 
+def _add_autotune_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--gpu-autotune-results",
+        default="",
+        metavar="F",
+        help="with a GPU device: XLA autotune results recorded on your GPU "
+        "(XLA_FLAGS=--xla_gpu_dump_autotune_results_to=F.txtpb on that host) so the "
+        "prediction uses its convolution and GEMM kernels, not XLA's defaults",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `remat-harness` command line: every subcommand and option."""
     parser = _Parser(prog="remat-harness", description=__doc__)
@@ -319,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="gpu:<target> also compiles the step for that GPU without one and prints "
         "its predicted peak",
     )
+    _add_autotune_arg(produce)
     demo = sub.add_parser("demo", help="every algorithm and scheduler at 50%% budget on ResNet-20")
     _add_model_args(demo)
     demo.add_argument(
@@ -358,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cpu, or gpu:<target> (e.g. gpu:h100_sxm): the step compiled for that GPU "
         "without one, budgets as fractions of its predicted peak",
     )
+    _add_autotune_arg(sweep)
     sweep.add_argument("--modes", default="jit,autojit", help=f"from {', '.join(MODES)}")
     sweep.add_argument(
         "--resnet-version", type=int, default=1, choices=(1, 2), help="ResNet v1 or v2"
@@ -542,15 +569,19 @@ def main(argv: list[str] | None = None) -> int:
                 _, target = parse_device(args.device)
             except ValueError as e:
                 parser.error(str(e))
+            autotune_results = _autotune_results(args)
             out = produce_hlo(_spec(args), force=args.force)
             console.print(f"{out / 'step.hlo'}")
             if target:
-                report = predicted_peak(_spec(args), target, out / f"gpu_{target}")
+                report = predicted_peak(
+                    _spec(args), target, out / f"gpu_{target}", autotune_results
+                )
                 console.print(
                     f"{target}: predicted allocation {report.allocation_before_bytes:,} bytes "
                     f"(buffer assignment; HeapSimulator {report.heap_sim_before_bytes:,}), "
                     f"input {before_optimizations(_spec(args))}"
                 )
+                console.print(f"kernels: {kernels_text(report)}")
         elif args.command == "demo":
             from remat_harness.demo import run_demo, run_gpu_demo
 

@@ -61,21 +61,50 @@ def before_optimizations(spec: ModelSpec) -> Path:
     return files[0]
 
 
-def gpu_flags(target: str) -> list[str]:
-    return ["--platform", "gpu", "--gpu-target", target]
+def check_autotune_results(path: str) -> str:
+    """`path` if it names a file; ValueError saying what the option wants."""
+    if path and not Path(path).is_file():
+        raise ValueError(
+            f"--gpu-autotune-results {path}: no such file (XLA autotune results recorded on "
+            "your GPU with --xla_gpu_dump_autotune_results_to)"
+        )
+    return path
+
+
+def gpu_flags(target: str, autotune_results: str = "") -> list[str]:
+    """The engine's GPU flags; with `autotune_results`, the compile picks the
+    kernels recorded on the user's GPU instead of XLA's defaults."""
+    flags = ["--platform", "gpu", "--gpu-target", target]
+    return [*flags, f"--gpu-autotune-results={autotune_results}"] if autotune_results else flags
 
 
 def run_gpu(
-    spec: ModelSpec, target: str, flags: list[str], report: Path, timeout_s: float = 900
+    spec: ModelSpec,
+    target: str,
+    flags: list[str],
+    report: Path,
+    timeout_s: float = 900,
+    autotune_results: str = "",
 ) -> EngineRun:
     return run_hlo_remat(
-        before_optimizations(spec), [*gpu_flags(target), *flags], report, timeout_s=timeout_s
+        before_optimizations(spec),
+        [*gpu_flags(target, autotune_results), *flags],
+        report,
+        timeout_s=timeout_s,
     )
 
 
-def predicted_peak(spec: ModelSpec, target: str, work_dir: Path) -> RematReport:
+def predicted_peak(
+    spec: ModelSpec, target: str, work_dir: Path, autotune_results: str = ""
+) -> RematReport:
     """The GPU pipeline's own figures for the step, without our pass."""
-    run = run_gpu(spec, target, MEASURE_ONLY.args(), work_dir / PREDICTED_REPORT)
+    run = run_gpu(
+        spec,
+        target,
+        MEASURE_ONLY.args(),
+        work_dir / PREDICTED_REPORT,
+        autotune_results=autotune_results,
+    )
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"GPU compile of {spec.key} failed: {run.stderr.strip()[-500:]}")
     return run.report

@@ -74,6 +74,14 @@ class RematReport:
     scheduler_mem_limit_bytes: int = 0
     disabled_passes: list[str] = field(default_factory=list)
     wheel_reference: dict[str, Any] | None = None
+    # The convolution and GEMM kernels the prediction assumed: "default"
+    # (kernels_note says what that means) or "autotune results" (the file
+    # recorded on the user's GPU, and how many lookups found an entry).
+    kernels: str = ""
+    kernels_note: str = ""
+    autotune_results: str = ""
+    autotune_hits: int = 0
+    autotune_misses: int = 0
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RematReport:
@@ -119,3 +127,13 @@ class RematReport:
     @property
     def extra_flops_pct(self) -> float:
         return 100.0 * self.extra_flops_fraction
+
+
+def kernels_text(report: RematReport) -> str:
+    """Which convolution and GEMM kernels a GPU prediction assumed, in words."""
+    if report.kernels == "autotune results":
+        return (
+            f"recorded in {report.autotune_results} ({report.autotune_hits} found there, "
+            f"{report.autotune_misses} lookups kept XLA's default)"
+        )
+    return report.kernels_note or "XLA's defaults"

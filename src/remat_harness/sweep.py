@@ -35,6 +35,7 @@ from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
 from remat_harness.gpu import (
     PREDICTED_REPORT,
     before_optimizations,
+    check_autotune_results,
     gpu_flags,
     parse_device,
     predicted_peak,
@@ -132,6 +133,9 @@ class SweepPlan:
     # Seconds per MILP solve for each cell's gap to optimum (optimum_run.py);
     # 0: not solved.
     optimum_time_limit_s: float = 0
+    # GPU devices: XLA autotune results recorded on the user's GPU, so that
+    # the compile picks its kernels; "" keeps XLA's defaults.
+    gpu_autotune_results: str = ""
     cells: list[Cell] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -161,6 +165,12 @@ class SweepPlan:
                 f"device {self.device}: predicted GPU memory comes from the deviceless "
                 "compile; --patched and --time run the model or the module and need cpu"
             )
+        if self.gpu_autotune_results and kind != "gpu":
+            raise SweepError("--gpu-autotune-results needs --device gpu:<target>")
+        try:
+            check_autotune_results(self.gpu_autotune_results)
+        except ValueError as e:
+            raise SweepError(str(e)) from e
         self.cells = [
             Cell(m, a, s, b, self.size_function, self.patched, self.device)
             for m in self.models
@@ -238,9 +248,10 @@ class ModelCache:
     baseline the GPU pipeline's predicted peak. A failure is kept too: the
     model's other cells fail with it without running it again."""
 
-    def __init__(self, work_dir: Path, device: str = "cpu") -> None:
+    def __init__(self, work_dir: Path, device: str = "cpu", autotune_results: str = "") -> None:
         self.work_dir = work_dir
         self.device, self.gpu_target = parse_device(device)
+        self.autotune_results = autotune_results
         self._hlo: dict[str, Path | Exception] = {}
         self._baseline: dict[str, int | Exception] = {}
         self.gpu_reports: dict[str, RematReport] = {}
@@ -273,7 +284,9 @@ class ModelCache:
 
     def _measure(self, spec: ModelSpec) -> int:
         if self.gpu_target:
-            report = predicted_peak(spec, self.gpu_target, self.work_dir / spec.key)
+            report = predicted_peak(
+                spec, self.gpu_target, self.work_dir / spec.key, self.autotune_results
+            )
             self.gpu_reports[spec.key] = report
             return report.allocated("before")
         return baseline_peak(self.step(spec), self.work_dir / spec.key)
@@ -355,7 +368,7 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     if plan.time_runs:
         flags += ["--time", str(plan.time_runs)]
     if cache.gpu_target:
-        flags += gpu_flags(cache.gpu_target)
+        flags += gpu_flags(cache.gpu_target, cache.autotune_results)
     report_path = (
         cache.work_dir / cell.model.key / "reports" / (cell.key.replace("|", ".") + ".json")
     )
@@ -503,7 +516,9 @@ def run_sweep(
     build = build or engine_build()
     check_build(results, build, new_build, console)
     done = load_results(results)
-    cache = ModelCache(results.parent / (results.stem + ".work"), plan.device)
+    cache = ModelCache(
+        results.parent / (results.stem + ".work"), plan.device, plan.gpu_autotune_results
+    )
 
     def finished(key: str) -> bool:
         record = done.get(key)

@@ -48,6 +48,10 @@ constexpr OptionDoc kOptions[] = {
      "gpu: write the same pipeline's module without the pass"},
     {"--wheel-reference-out", "F", "not written",
      "gpu: write the wheel's own compile of IN and report its figures"},
+    {"--gpu-autotune-results", "F", "none",
+     "gpu: XLA autotune results recorded on your GPU "
+     "(--xla_gpu_dump_autotune_results_to there): the compile picks those "
+     "convolution and GEMM kernels"},
     {"--gpu-disable-passes", "A,B", "none",
      "gpu: more XLA passes to disable in the pipeline"},
     {"--size-function", "plain|tiled|tiled:RxC", "plain",
@@ -107,6 +111,7 @@ std::string* StringField(const std::string& name, CliArgs& args) {
   if (name == "--baseline-out") return &args.gpu.baseline_out;
   if (name == "--wheel-reference-out") return &args.gpu.wheel_reference_out;
   if (name == "--gpu-disable-passes") return &args.gpu.disable_passes;
+  if (name == "--gpu-autotune-results") return &args.gpu.autotune_results;
   return nullptr;
 }
 
@@ -175,11 +180,12 @@ absl::Status CheckPlatformOptions(const CliArgs& args) {
   const bool gpu_options =
       !args.gpu.target.empty() || !args.gpu.target_file.empty() ||
       !args.gpu.baseline_out.empty() || !args.gpu.wheel_reference_out.empty() ||
-      !args.gpu.disable_passes.empty();
+      !args.gpu.disable_passes.empty() || !args.gpu.autotune_results.empty();
   if (args.platform == Platform::kCpu && gpu_options) {
     return Bad(
         "--gpu-target, --gpu-target-file, --baseline-out, "
-        "--wheel-reference-out and --gpu-disable-passes need --platform gpu");
+        "--wheel-reference-out, --gpu-disable-passes and "
+        "--gpu-autotune-results need --platform gpu");
   }
   if (args.platform == Platform::kGpu &&
       (args.check_numerics || args.time_runs > 0)) {

@@ -117,6 +117,10 @@ absl::StatusOr<ConfiguredPipeline> ConfigurePipeline(
         configured.target_name, ": ", created.status().message()));
   }
   TF_ASSIGN_OR_RETURN(configured.pipeline, std::move(created));
+  if (!args.autotune_results.empty()) {
+    TF_RETURN_IF_ERROR(
+        configured.pipeline->UseAutotuneResults(args.autotune_results));
+  }
   return configured;
 }
 
@@ -200,6 +204,9 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   report.gpu_pipeline->scheduler_mem_limit_bytes =
       scheduled.scheduler_mem_limit;
   report.gpu_pipeline->disabled_passes = configured.disabled_passes;
+  report.gpu_pipeline->autotune_results = args.autotune_results;
+  report.gpu_pipeline->autotune_hits = scheduled.autotune_hits;
+  report.gpu_pipeline->autotune_misses = scheduled.autotune_misses;
 
   if (!args.output.empty()) {
     TF_RETURN_IF_ERROR(WriteText(args.output, optimized->ToString()));

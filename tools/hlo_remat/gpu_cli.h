@@ -25,6 +25,8 @@ struct GpuCliArgs {
   // --gpu-disable-passes A,B: more pass names for xla_disable_hlo_passes (to
   // measure which passes build what).
   std::string disable_passes;
+  // --gpu-autotune-results F: kernels recorded on the user's GPU.
+  std::string autotune_results;
 };
 
 // InvalidArgument for bad targets or unwritable outputs (exit 2); other errors

@@ -31,6 +31,7 @@
 #include "xla/hlo/transforms/simplifiers/hlo_rematerialization.h"
 #include "xla/service/buffer_assignment.h"
 #include "xla/service/copy_insertion.h"
+#include "xla/service/gpu/autotuning/autotuner_util.h"
 #include "xla/service/gpu/fusion_dispatch_pipeline.h"
 #include "xla/service/gpu/gpu_constants.h"
 #include "xla/service/gpu/gpu_hlo_schedule.h"
@@ -194,19 +195,39 @@ void GpuPipeline::ConfigureModule(xla::HloModule& module) const {
   // CLI's (it carries our flags, which XLA's parser would reject).
   xla::DebugOptions options = xla::DefaultDebugOptionsIgnoringFlags();
   options.set_xla_gpu_target_config_filename(target_config_file_);
-  options.set_xla_gpu_autotune_level(0);  // nothing to autotune on
+  // Without a GPU nothing is measured: level 0 keeps XLA's default kernels.
+  // With loaded results, a level above 0 makes the convolutions and GEMMs
+  // candidates, so the autotuner applies the entries it finds (a miss keeps
+  // the default; xla_gpu_require_complete_aot_autotune_results stays off).
+  options.set_xla_gpu_autotune_level(autotune_results_loaded_ ? 4 : 0);
   for (const std::string& pass : disabled_passes_) {
     options.add_xla_disable_hlo_passes(pass);
   }
   module.mutable_config().set_debug_options(options);
 }
 
+absl::Status GpuPipeline::UseAutotuneResults(const std::string& path) {
+  // The results live in a process-wide cache: one file at a time.
+  xla::gpu::AutotunerUtil::ClearAutotuneResults();
+  absl::Status loaded =
+      xla::gpu::AutotunerUtil::LoadAutotuneResultsFromFile(path);
+  if (!loaded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gpu-autotune-results ", path, ": ", loaded.message()));
+  }
+  autotune_results_loaded_ = true;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ScheduledGpuModule> GpuPipeline::CompileAndSchedule(
     std::unique_ptr<xla::HloModule> module) {
   ConfigureModule(*module);
+  xla::gpu::AutotunerUtil::ClearCacheStats();
   TF_ASSIGN_OR_RETURN(
       module, compiler_->RunHloPasses(std::move(module), /*executor=*/nullptr,
                                       xla::Compiler::CompileOptions{}));
+  const xla::gpu::AutotunerUtil::CacheStats lookups =
+      xla::gpu::AutotunerUtil::GetCacheStats();
   // GpuCompiler::RunPreSchedulingPasses: its other passes only collect
   // cost-model statistics (xla_gpu_collect_cost_model_stats).
   xla::HloPassPipeline pre("pre-scheduling-passes");
@@ -224,6 +245,10 @@ absl::StatusOr<ScheduledGpuModule> GpuPipeline::CompileAndSchedule(
   scheduled.module = std::move(module);
   scheduled.scheduler_mem_limit =
       static_cast<int64_t>(metadata.scheduler_mem_limit);
+  if (autotune_results_loaded_) {
+    scheduled.autotune_hits = lookups.cache_hits;
+    scheduled.autotune_misses = lookups.cache_misses;
+  }
   return scheduled;
 }
 

@@ -37,6 +37,10 @@ struct ScheduledGpuModule {
   // ScheduleGpuModule's memory limit, which the post-scheduling pipeline's
   // HloRematerialization derives its budget from.
   int64_t scheduler_mem_limit = 0;
+  // Lookups of the compile's convolutions and GEMMs in the loaded autotune
+  // results (both 0 when none are loaded).
+  int64_t autotune_hits = 0;
+  int64_t autotune_misses = 0;
 };
 
 struct BufferAssignmentFigures {
@@ -52,6 +56,13 @@ class GpuPipeline {
       const stream_executor::GpuTargetConfigProto& target,
       std::vector<std::string> disabled_passes);
   ~GpuPipeline();
+
+  // Compiles from now on with the kernels of `path`, XLA autotune results
+  // recorded on a real GPU (--xla_gpu_dump_autotune_results_to there;
+  // textproto when the name ends in .txt, .textproto, .pbtxt, ...; binary
+  // otherwise). Entries for another GPU or another HLO are never found: those
+  // instructions keep XLA's default kernels. InvalidArgument if unreadable.
+  absl::Status UseAutotuneResults(const std::string& path);
 
   // RunHloPasses, the pre-scheduling FusionWrapper and ScheduleGpuModule, as
   // GpuCompiler::RunBackend does before the post-scheduling pipelines.
@@ -94,6 +105,7 @@ class GpuPipeline {
   int64_t pointer_size_ = 0;
   std::string target_config_file_;
   std::vector<std::string> disabled_passes_;
+  bool autotune_results_loaded_ = false;
 };
 
 // Fusions whose result is a tuple (multi-output and horizontal fusions), and
