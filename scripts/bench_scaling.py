@@ -5,7 +5,13 @@ compile, batch 64), and the log-log slope of pass time against instruction
 count (1 is linear). A benchmark, not a test: it measures and reports.
 
     .venv/bin/python scripts/bench_scaling.py [--sizes 20,56,110,164]
+        [--models densenet121] [--device cpu|gpu:h100_sxm]
         [--algorithms standard,path,xla] [--budgets 0.5,0.33] [--out reports/scaling]
+
+`--models` adds zoo models (a DenseNet-121 step is 46k instructions on GPU);
+`--device gpu:<target>` times the pass on the step compiled for that GPU
+without one (where the GPU hook runs it), budgets as fractions of what it
+allocates.
 
 Writes OUT/results.json (one row per size, algorithm and budget) and
 OUT/table.md, and prints the table. Pass time is the engine's own
@@ -37,7 +43,6 @@ from remat_harness.remat_report import RematReport
 from remat_harness.sweep import (
     Cell,
     ModelCache,
-    SweepError,
     SweepPlan,
     engine_build,
     failure,
@@ -97,12 +102,22 @@ def fastest_of(repeat: int) -> Callable[[Cell, ModelCache, SweepPlan], dict]:
 
 
 def bench_plan(
-    specs: list[ModelSpec], algorithms: list[str], budgets: list[str], timeout_s: float
+    specs: list[ModelSpec],
+    algorithms: list[str],
+    budgets: list[str],
+    timeout_s: float,
+    device: str = "cpu",
 ) -> SweepPlan:
-    """Each model × algorithm × budget on CPU, the engine's default scheduler,
-    no numerics check (the pass's time is what is measured)."""
+    """Each model × algorithm × budget on `device`, the engine's default
+    scheduler, no numerics check (the pass's time is what is measured)."""
     return SweepPlan(
-        specs, algorithms, ["default"], budgets, check_numerics=False, timeout_s=timeout_s
+        specs,
+        algorithms,
+        ["default"],
+        budgets,
+        check_numerics=False,
+        timeout_s=timeout_s,
+        device=device,
     )
 
 
@@ -116,7 +131,7 @@ def row(record: dict, r: RematReport) -> Row:
         budget_bytes=record["budget_bytes"],
         baseline_bytes=record["baseline_bytes"],
         floor_bytes=r.floor_bytes,
-        peak_after_bytes=r.heap_sim_after_bytes,
+        peak_after_bytes=r.allocated("after"),
         budget_met=r.budget_met,
         extra_flops_pct=r.extra_flops_pct,
         pass_seconds=r.pass_seconds,
@@ -208,6 +223,8 @@ def rows_and_failures(records: list[dict]) -> tuple[list[Row], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20,56,110,164", help="ResNet depths (6n+2)")
+    parser.add_argument("--models", default="", help="zoo models too, e.g. densenet121")
+    parser.add_argument("--device", default="cpu", help="cpu, or gpu:<target>")
     parser.add_argument("--algorithms", default="standard,path,xla")
     parser.add_argument("--budgets", default="0.5,0.33", help="fractions of the baseline peak")
     parser.add_argument("--batch_size", type=int, default=64)
@@ -219,13 +236,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--repeat {args.repeat}: give 1 or more")
     specs = [ModelSpec(int(s), 1, args.batch_size, "jit") for s in args.sizes.split(",") if s]
     try:
+        specs += [ModelSpec.parse(m, args.batch_size) for m in args.models.split(",") if m]
         plan = bench_plan(
             specs,
             [a for a in args.algorithms.split(",") if a],
             [b for b in args.budgets.split(",") if b],
             args.timeout,
+            args.device,
         )
-    except SweepError as e:
+    except ValueError as e:  # a SweepError too
         parser.error(str(e))
     build = engine_build()
     start = time.monotonic()
@@ -244,9 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     (args.out / "table.md").write_text(
         "# Pass time against module size\n\n"
-        f"Engine build {build}; cells: pass time, peak after / baseline (HeapSimulator). "
-        "Command: `.venv/bin/python scripts/bench_scaling.py "
-        f"--sizes {args.sizes} --algorithms {args.algorithms} --budgets {args.budgets} "
+        f"Engine build {build}; cells: pass time, allocation after / before (HeapSimulator "
+        "on CPU, buffer assignment on GPU). Command: `.venv/bin/python "
+        f"scripts/bench_scaling.py --sizes {args.sizes} --models {args.models} "
+        f"--device {args.device} --algorithms {args.algorithms} --budgets {args.budgets} "
         f"--repeat {args.repeat}`.\n\n"
         + text
         + ("\nFailed:\n" + "\n".join(f"- {f}" for f in failures) + "\n" if failures else "")

@@ -293,3 +293,16 @@ def test_the_harness_predicts_with_the_recorded_kernels(tmp_path):
     )
     assert report.kernels == "autotune results" and report.autotune_hits == 1
     assert str(AUTOTUNE_RESULTS) in kernels_text(report)
+
+
+def test_autotune_results_without_a_matching_entry_keep_the_default_prediction(
+    resnet20, resnet20_baseline, tmp_path
+):
+    empty = tmp_path / "none.txtpb"
+    empty.write_text("version: 3\n")
+    rc, report, stderr = gpu_run(
+        resnet20, tmp_path, f"--gpu-autotune-results={empty}", *MEASURE_ONLY.args()
+    )
+    assert rc == 0, stderr[-2000:]
+    assert report["autotune_hits"] == 0 and report["autotune_misses"] > 10
+    assert report["allocation_before_bytes"] == resnet20_baseline["allocation_before_bytes"]
