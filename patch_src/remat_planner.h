@@ -70,6 +70,16 @@ struct PlannerConfig {
       keep_plan;
 };
 
+enum class ChainsDropped {
+  kNo,
+  // The budget was missed, and single recomputations went lower by the
+  // platform's figure.
+  kWentLower,
+  // Both plans met the budget by the platform's figure; single
+  // recomputations spent less.
+  kCheaper,
+};
+
 struct PlannerResult {
   int recomputed = 0;    // clones in the result
   int compressed = 0;    // values kept compact in the result
@@ -89,9 +99,9 @@ struct PlannerResult {
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
   int plans_tried = 0;             // sweeps of the schedule
   double judge_seconds = 0;        // in keep_plan
-  // `path` missed the budget and single recomputations went lower by the
-  // platform's figure: their plan is the one kept.
-  bool chains_dropped = false;
+  // Whether `path` kept the plan of single recomputations instead of its
+  // chains, and why.
+  ChainsDropped chains_dropped = ChainsDropped::kNo;
   std::vector<RematDecision> decisions;
 
   // Adds the moves of a plan of another computation: its counts and its

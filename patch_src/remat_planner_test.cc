@@ -226,7 +226,7 @@ TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
   };
   absl::StatusOr<Planned> planned = Plan(kPathChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
-  EXPECT_FALSE(planned->result.chains_dropped);
+  EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kNo);
   EXPECT_EQ(planned->result.recomputed, 3);
   EXPECT_TRUE(
       Match(planned->module->entry_computation()->root_instruction(),
@@ -244,7 +244,25 @@ TEST(RematPlannerTest, PathFallsBackWhenSingleRecomputationsGoLower) {
   };
   absl::StatusOr<Planned> planned = Plan(kPathChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
-  EXPECT_TRUE(planned->result.chains_dropped);
+  EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kWentLower);
+  EXPECT_EQ(planned->result.recomputed, 0);
+  EXPECT_EQ(EntrySize(*planned->module), 11);
+  EXPECT_TRUE(planned->module->schedule().Verify().ok());
+}
+
+// `path` that meets its budget is compared with single recomputations too:
+// when the judge puts both within the budget, the plan that recomputes less
+// is kept. Here single recomputations do nothing, and the judge says nothing
+// is needed: the chains go.
+TEST(RematPlannerTest, PathKeepsTheCheaperPlanWhenBothMeetTheBudget) {
+  PlannerConfig config = AsLowAsPossible();
+  config.chains = true;
+  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true, /*simulated_peak=*/0, ""};
+  };
+  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kCheaper);
   EXPECT_EQ(planned->result.recomputed, 0);
   EXPECT_EQ(EntrySize(*planned->module), 11);
   EXPECT_TRUE(planned->module->schedule().Verify().ok());
