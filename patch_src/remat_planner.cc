@@ -297,18 +297,16 @@ class PlanSearch {
 
   // The lowest plan found, left in hand.
   absl::StatusOr<PlanOutcome> BestPlan();
-  // For `path` when `best` (the plan in hand) misses the budget: the plan of
-  // single recomputations, kept when the platform's figure puts it lower
-  // (chains save less where every value has one cheap producer: VGG16 on
-  // h100_sxm, where path's chains gained 4 KB and standard 11%). Returns
-  // the plan left in hand.
-  absl::StatusOr<PlanOutcome> LowerWithoutChains(const PlanOutcome& best);
-  // For `path` when `best` (the plan in hand) meets the budget: the plan of
-  // single recomputations, kept when it meets the budget too, by the
-  // platform's figure, for less recomputation (DenseNet-121's CPU step at
-  // 50%: chains reached 0.434 for +19.8% FLOPs, single recomputations met
-  // the budget at 0.459 for +3.7%). Returns the plan left in hand.
-  absl::StatusOr<PlanOutcome> CheaperWithoutChains(const PlanOutcome& best);
+  // For `path`: `best` (the plan in hand) beside the plan of single
+  // recomputations, both judged by the platform's figure. When `best` misses
+  // the budget, the lower one is kept (chains save less where every value has
+  // one cheap producer: VGG16 on h100_sxm, where path's chains gained 4 KB and
+  // standard 11%). When `best` meets it, single recomputations are kept if
+  // they meet it too, trimmed of unneeded moves, for less recomputation
+  // (DenseNet-121's CPU step at 50%: chains reached 0.434 for +19.8% FLOPs,
+  // single recomputations met the budget at 0.459 for +3.1%). Returns the plan
+  // left in hand.
+  absl::StatusOr<PlanOutcome> CompareWithoutChains(const PlanOutcome& best);
   // Judges `best` (the plan in hand), takes back the moves it holds without,
   // and applies what is kept.
   absl::StatusOr<PlannerResult> KeepNeededMoves(const PlanOutcome& best);
@@ -348,7 +346,7 @@ class PlanSearch {
 
   Planner& planner_;
   const PlannerConfig& config_;
-  bool chains_;  // config_.chains until LowerWithoutChains changes it
+  bool chains_;  // config_.chains until CompareWithoutChains changes it
   int64_t last_target_;
 };
 
@@ -408,57 +406,45 @@ absl::StatusOr<PlanOutcome> PlanSearch::BestPlan() {
   return best;
 }
 
-absl::StatusOr<PlanOutcome> PlanSearch::LowerWithoutChains(
+absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
     const PlanOutcome& best) {
   const int64_t target = config_.target_bytes;
-  if (!chains_ || config_.keep_plan == nullptr || target <= 0 ||
-      best.peak <= target) {
-    return best;
-  }
-  // Both plans judged whole, by the figure the platform allocates; a plan
-  // the judge refuses counts as the module unchanged.
+  if (!chains_ || config_.keep_plan == nullptr || target <= 0) return best;
+  // A plan the judge refuses counts as the module unchanged.
   auto judged_peak = [&](const PlanVerdict& verdict) {
     return verdict.keep ? verdict.simulated_peak
                         : std::numeric_limits<int64_t>::max();
   };
-  TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
-  TF_RETURN_IF_ERROR(UseChains(false));
-  TF_ASSIGN_OR_RETURN(const PlanOutcome single, BestPlan());
-  TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
-  if (judged_peak(without) < judged_peak(with_chains)) {
-    planner_.set_chains_dropped(ChainsDropped::kWentLower);
-    return single;
-  }
-  TF_RETURN_IF_ERROR(UseChains(true));
-  return Plan(best.target);
-}
-
-absl::StatusOr<PlanOutcome> PlanSearch::CheaperWithoutChains(
-    const PlanOutcome& best) {
-  const int64_t target = config_.target_bytes;
-  // The judge decides whether the budget is met: the tracker can count a
-  // buffer the simulator shares (concatenations on CPU).
-  if (!chains_ || config_.keep_plan == nullptr || target <= 0 ||
-      !planner_.has_moves()) {
-    return best;
-  }
   auto meets_budget = [&](const PlanVerdict& verdict) {
     return verdict.keep && verdict.simulated_peak <= target;
   };
+  // Missed by the tracker's count, met by the judge's: the tracker can count
+  // a buffer the simulator shares (concatenations on CPU).
+  const bool tracker_missed = best.peak > target;
   TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
-  if (!meets_budget(with_chains)) return best;
+  const bool chains_meet = meets_budget(with_chains) && planner_.has_moves();
+  if (!tracker_missed && !chains_meet) return best;
   TF_RETURN_IF_ERROR(UseChains(false));
   TF_ASSIGN_OR_RETURN(PlanOutcome single, BestPlan());
-  // Compared as it would be kept: without the moves its peak holds without.
-  TF_RETURN_IF_ERROR(
-      planner_.TakeBackUnneeded(single.target, /*recompute_only=*/false)
-          .status());
-  single.cost = planner_.kept_cost();
-  if (single.cost < best.cost) {
+  if (tracker_missed) {
     TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
-    if (meets_budget(without)) {
-      planner_.set_chains_dropped(ChainsDropped::kCheaper);
+    if (judged_peak(without) < judged_peak(with_chains)) {
+      planner_.set_chains_dropped(ChainsDropped::kWentLower);
       return single;
+    }
+  }
+  if (chains_meet) {
+    // Compared as it would be kept: without the moves its peak holds without.
+    TF_RETURN_IF_ERROR(
+        planner_.TakeBackUnneeded(single.target, /*recompute_only=*/false)
+            .status());
+    single.cost = planner_.kept_cost();
+    if (single.cost < best.cost) {
+      TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
+      if (meets_budget(without)) {
+        planner_.set_chains_dropped(ChainsDropped::kCheaper);
+        return single;
+      }
     }
   }
   TF_RETURN_IF_ERROR(UseChains(true));
@@ -552,8 +538,7 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   TF_RETURN_IF_ERROR(planner.Init());
   PlanSearch search(planner, config);
   TF_ASSIGN_OR_RETURN(PlanOutcome best, search.BestPlan());
-  TF_ASSIGN_OR_RETURN(best, search.LowerWithoutChains(best));
-  TF_ASSIGN_OR_RETURN(best, search.CheaperWithoutChains(best));
+  TF_ASSIGN_OR_RETURN(best, search.CompareWithoutChains(best));
   return search.KeepNeededMoves(best);
 }
 
