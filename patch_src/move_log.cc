@@ -36,10 +36,10 @@ void MoveLog::RememberBitcast(const HloInstruction* clone,
   bitcasts_[std::make_pair(clone, shape)] = bitcast;
 }
 
-void MoveLog::MarkTakenBack(int move_index) {
+MoveLog::InstructionSet MoveLog::MarkTakenBack(int move_index) {
   AppliedMove& move = moves_[move_index];
-  const InstructionSet added(move.new_instructions.begin(),
-                             move.new_instructions.end());
+  InstructionSet added(move.new_instructions.begin(),
+                       move.new_instructions.end());
   for (auto it = bitcasts_.begin(); it != bitcasts_.end();) {
     if (added.contains(it->second)) {
       bitcasts_.erase(it++);
@@ -49,6 +49,7 @@ void MoveLog::MarkTakenBack(int move_index) {
   }
   taken_back_.insert(added.begin(), added.end());
   move.undone = true;
+  return added;
 }
 
 MoveLog::InstructionSet MoveLog::TakenBackPresent() const {

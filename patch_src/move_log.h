@@ -95,7 +95,8 @@ class MoveLog {
                        HloInstruction* bitcast);
 
   // Move `move_index` is taken back: its instructions are never in the plan.
-  void MarkTakenBack(int move_index);
+  // Returns them.
+  InstructionSet MarkTakenBack(int move_index);
   // Instructions of moves taken back (some already deleted: see dropped).
   const InstructionSet& taken_back() const { return taken_back_; }
   // Those still in the computation.

@@ -64,7 +64,7 @@ TEST_F(MoveLogTest, AMoveTakenBackLeavesItsInstructionsOutOfThePlan) {
   log_.Begin().cost = 5;
   log_.End();
   EXPECT_EQ(log_.KeptCost(), 7);
-  log_.MarkTakenBack(0);
+  EXPECT_EQ(log_.MarkTakenBack(0).size(), 2);
   EXPECT_TRUE(log_[0].undone);
   EXPECT_EQ(log_.KeptCost(), 5);
   EXPECT_TRUE(log_.HasKept());

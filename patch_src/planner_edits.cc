@@ -169,8 +169,14 @@ absl::StatusOr<PlacedClone> PlaceClone(
   return PlacedClone{provider, fresh_index};
 }
 
-HloInstruction* PlaceCopy(PlannerState& state, HloInstruction* source,
-                          const Shape& shape, int slot, int& buffer) {
+// A copy PlaceCopy placed, and the buffer it defines.
+struct PlacedCopy {
+  HloInstruction* copy;
+  int buffer;
+};
+
+PlacedCopy PlaceCopy(PlannerState& state, HloInstruction* source,
+                     const Shape& shape, int slot) {
   HloInstruction* copy = state.computation()->AddInstruction(
       HloInstruction::CreateUnary(shape, HloOpcode::kCopy, source));
   GuardReads(state, copy, source);
@@ -180,11 +186,12 @@ HloInstruction* PlaceCopy(PlannerState& state, HloInstruction* source,
     liveness.AddRead(read, slot);
   }
   const int64_t size = state.size_fn()(shape);
-  buffer = liveness.AddBuffer(size, slot, slot, /*live_to_end=*/false);
+  const int buffer =
+      liveness.AddBuffer(size, slot, slot, /*live_to_end=*/false);
   liveness.AddMemory(slot, slot, size);
   state.SetBuffersOf(copy, {buffer});
   state.Place(copy, slot);
-  return copy;
+  return PlacedCopy{copy, buffer};
 }
 
 // Value `original` lost its last use: its buffer is freed where it is
@@ -253,8 +260,9 @@ absl::Status RedirectLateUses(PlannerState& state, int original,
     liveness.AddRead(fresh_buffer, use.slot);
     liveness.RemoveRead(buffer, use.slot);
   }
-  values.KeepUses(original, std::move(early));
-  if (values[original].uses.empty()) ReleaseDeadValue(state, original);
+  if (values.KeepUses(original, std::move(early))) {
+    ReleaseDeadValue(state, original);
+  }
   return absl::OkStatus();
 }
 
@@ -463,22 +471,22 @@ absl::StatusOr<HloInstruction*> Compress(PlannerState& state,
                                          const Candidate& candidate, int slot) {
   const int late_slot = candidate.first_late;
   HloInstruction* producer = state.values()[candidate.value].instruction;
-  int compact_buffer = -1, expand_buffer = -1;
-  HloInstruction* compact = PlaceCopy(state, producer, *candidate.compact,
-                                      candidate.compress_slot, compact_buffer);
+  const PlacedCopy compact =
+      PlaceCopy(state, producer, *candidate.compact, candidate.compress_slot);
   state.values().AddUse(candidate.value,
-                        {compact, 0, producer, candidate.compress_slot});
-  HloInstruction* provider =
-      PlaceCopy(state, compact, producer->shape(), late_slot, expand_buffer);
+                        {compact.copy, 0, producer, candidate.compress_slot});
+  const PlacedCopy expand =
+      PlaceCopy(state, compact.copy, producer->shape(), late_slot);
+  HloInstruction* provider = expand.copy;
   Value expanded;
   expanded.instruction = provider;
   expanded.producer = provider;
   expanded.origin = provider;
-  expanded.buffer = expand_buffer;
+  expanded.buffer = expand.buffer;
   expanded.def = late_slot;
   expanded.generation = state.values()[candidate.value].generation + 1;
-  expanded.cost = CopyCost(state.liveness().Size(expand_buffer),
-                           state.liveness().Size(compact_buffer));
+  expanded.cost = CopyCost(state.liveness().Size(expand.buffer),
+                           state.liveness().Size(compact.buffer));
   const int fresh = RegisterValue(state, std::move(expanded), provider);
   state.moves().Pin(provider, slot);
   TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, provider, fresh,
@@ -543,14 +551,12 @@ absl::Status RevertMove(PlannerState& state, int move_index) {
   ValueTable& values = state.values();
   values.Restore(move.original, move.original_uses, move.original_dead);
   for (int index : move.new_values) values.Retire(index);
-  const MoveLog::InstructionSet added(move.new_instructions.begin(),
-                                      move.new_instructions.end());
+  const MoveLog::InstructionSet added = state.moves().MarkTakenBack(move_index);
   for (int index : move.operand_values) values.RemoveUsesBy(index, added);
   PlannerResult& result = state.result();
   result.instructions_added -= static_cast<int>(move.new_instructions.size());
   result.recomputed -= move.clones;
   if (move.kind == MoveKind::kCompress) --result.compressed;
-  state.moves().MarkTakenBack(move_index);
   return absl::OkStatus();
 }
 

@@ -48,10 +48,12 @@ void ValueTable::AddUse(int index, const Use& use) {
   values_[index].uses.push_back(use);
 }
 
-void ValueTable::KeepUses(int index, std::vector<Use> uses) {
+bool ValueTable::KeepUses(int index, std::vector<Use> uses) {
   Value& value = values_[index];
   value.uses = std::move(uses);
-  if (value.uses.empty()) value.dead = true;
+  if (!value.uses.empty()) return false;
+  value.dead = true;
+  return true;
 }
 
 void ValueTable::Restore(int index, std::vector<Use> uses, bool dead) {

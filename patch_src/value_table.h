@@ -73,7 +73,8 @@ class ValueTable {
   void AddReader(const HloInstruction* reader, int index);
   void AddUse(int index, const Use& use);
   // The uses before the trigger point stay; the value dies if none does.
-  void KeepUses(int index, std::vector<Use> uses);
+  // Returns whether no use is left.
+  bool KeepUses(int index, std::vector<Use> uses);
   // As a move found it.
   void Restore(int index, std::vector<Use> uses, bool dead);
   // A clone taken back: dead, unread, and no longer a version of its

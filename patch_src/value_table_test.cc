@@ -68,7 +68,9 @@ TEST_F(ValueTableTest, KeepingNoUseKillsTheValueAndRestoreRevivesIt) {
   const int a = AddValue("a", 1, {Named("a")});
   const Use late{Named("r"), 0, Named("a"), 4};
   table_.AddUse(a, late);
-  table_.KeepUses(a, {});
+  EXPECT_FALSE(table_.KeepUses(a, {late}));
+  EXPECT_FALSE(table_[a].dead);
+  EXPECT_TRUE(table_.KeepUses(a, {}));
   EXPECT_TRUE(table_[a].dead);
   table_.Restore(a, {late}, /*dead=*/false);
   EXPECT_FALSE(table_[a].dead);
