@@ -248,10 +248,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(e))
     build = engine_build()
     start = time.monotonic()
-    results = args.out / "sweep.jsonl"
-    results.unlink(missing_ok=True)  # afresh: timings of this run only
     records = run_sweep(
-        plan, results, Console(stderr=True), cell_runner=fastest_of(args.repeat), build=build
+        plan,
+        args.out / "sweep.jsonl",
+        Console(stderr=True),
+        cell_runner=fastest_of(args.repeat),
+        build=build,
+        fresh=True,
     )
     rows, failures = rows_and_failures(records)
     text = table(rows, plan.algorithms, plan.budgets) + "\n" + phase_table(rows)

@@ -137,9 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as e:  # a SweepError too
         parser.error(str(e))
-    results = out / "results.jsonl"
-    results.unlink(missing_ok=True)  # afresh: never an older build's cells
-    records = run_sweep(plan, results, Console(stderr=True))
+    records = run_sweep(plan, out / "results.jsonl", Console(stderr=True), fresh=True)
     lines, progress = render(records, args.target, plan.algorithms, budgets)
     print("\n".join(progress), flush=True)
     (out / "table.md").write_text("\n".join(lines))

@@ -67,17 +67,6 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _autotune_results(args: argparse.Namespace) -> str:
-    """produce-hlo's --gpu-autotune-results, checked as a sweep checks it."""
-    path = args.gpu_autotune_results
-    if path and not args.device.startswith("gpu"):
-        raise SweepError("--gpu-autotune-results needs --device gpu:<target>")
-    try:
-        return check_autotune_results(path)
-    except ValueError as e:
-        raise SweepError(str(e)) from e
-
-
 def _sweep(args: argparse.Namespace, console: Console) -> int:
     modes = _split(args.modes)
     for mode in modes:
@@ -566,10 +555,10 @@ def main(argv: list[str] | None = None) -> int:
             models_dir()  # at once, not after the first model's run
         if args.command == "produce-hlo":
             try:
-                _, target = parse_device(args.device)
+                kind, target = parse_device(args.device)
+                autotune_results = check_autotune_results(args.gpu_autotune_results, kind)
             except ValueError as e:
                 parser.error(str(e))
-            autotune_results = _autotune_results(args)
             out = produce_hlo(_spec(args), force=args.force)
             console.print(f"{out / 'step.hlo'}")
             if target:

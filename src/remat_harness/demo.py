@@ -75,12 +75,6 @@ def demo_plan(
     )
 
 
-def _fresh_sweep(plan: SweepPlan, results: Path, console: Console) -> list[dict]:
-    """Every cell run now: the results of an earlier demo are dropped."""
-    results.unlink(missing_ok=True)
-    return run_sweep(plan, results, console)
-
-
 def _rows(records: list[dict], names: list[Path], scheduler: str = "") -> list[DemoRow]:
     """A row per cell record (its report copied to `names`, in order);
     `scheduler` labels every row instead of the record's."""
@@ -97,13 +91,10 @@ def _rows(records: list[dict], names: list[Path], scheduler: str = "") -> list[D
     return rows
 
 
-def _baseline(records: list[dict]) -> int | None:
-    """The baseline the cells' budget is a share of; None if none measured it."""
-    return next((r["baseline_bytes"] for r in records if "baseline_bytes" in r), None)
-
-
-def _budget(records: list[dict]) -> int | None:
-    return next((r["budget_bytes"] for r in records if "budget_bytes" in r), None)
+def _first(records: list[dict], key: str) -> int | None:
+    """`key` of the first record that has it (the cells share the baseline
+    and the budget); None if no cell got as far as measuring it."""
+    return next((r[key] for r in records if key in r), None)
 
 
 def run_demo(
@@ -118,10 +109,10 @@ def run_demo(
     produce_hlo(spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     plan = demo_plan(spec, algorithms, budget_fraction, check_numerics)
-    records = _fresh_sweep(plan, out_dir / f"{spec.key}.sweep.jsonl", console)
+    records = run_sweep(plan, out_dir / f"{spec.key}.sweep.jsonl", console, fresh=True)
     names = [out_dir / f"{spec.key}.{c.algorithm}.{c.scheduler}.json" for c in plan.cells]
     rows = _rows(records, names)
-    peak, budget = _baseline(records), _budget(records)
+    peak, budget = _first(records, "baseline_bytes"), _first(records, "budget_bytes")
     if peak is not None and budget is not None:
         console.print(
             f"baseline peak {peak:,} bytes; budget {budget:,} bytes ({budget_fraction:.0%})"
@@ -148,12 +139,12 @@ def run_gpu_demo(
     gpu_dir = out_dir / f"gpu_{target}"
     gpu_dir.mkdir(parents=True, exist_ok=True)
     plan = demo_plan(spec, algorithms, budget_fraction, gpu_target=target)
-    records = _fresh_sweep(plan, gpu_dir / f"{spec.key}.sweep.jsonl", console)
+    records = run_sweep(plan, gpu_dir / f"{spec.key}.sweep.jsonl", console, fresh=True)
     names = [gpu_dir / f"{spec.key}.{c.algorithm}.json" for c in plan.cells]
     rows = _rows(records, names, GPU_SCHEDULER)
     model = next(r for r in records if r.get("kind") == "model")
     base = load_report(model)  # the GPU pipeline's own figures, without the pass
-    budget = _budget(records)
+    budget = _first(records, "budget_bytes")
     if base is None:
         console.print(f"[red]no prediction for {spec.key}:[/] {failure(model)}", soft_wrap=True)
     else:

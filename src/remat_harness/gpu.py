@@ -61,8 +61,11 @@ def before_optimizations(spec: ModelSpec) -> Path:
     return files[0]
 
 
-def check_autotune_results(path: str) -> str:
-    """`path` if it names a file; ValueError saying what the option wants."""
+def check_autotune_results(path: str, device_kind: str) -> str:
+    """`path` if it is empty, or names a file and `device_kind` is "gpu";
+    ValueError saying what the option wants."""
+    if path and device_kind != "gpu":
+        raise ValueError("--gpu-autotune-results needs --device gpu:<target>")
     if path and not Path(path).is_file():
         raise ValueError(
             f"--gpu-autotune-results {path}: no such file (XLA autotune results recorded on "

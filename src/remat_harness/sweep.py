@@ -165,10 +165,8 @@ class SweepPlan:
                 f"device {self.device}: predicted GPU memory comes from the deviceless "
                 "compile; --patched and --time run the model or the module and need cpu"
             )
-        if self.gpu_autotune_results and kind != "gpu":
-            raise SweepError("--gpu-autotune-results needs --device gpu:<target>")
         try:
-            check_autotune_results(self.gpu_autotune_results)
+            check_autotune_results(self.gpu_autotune_results, kind)
         except ValueError as e:
             raise SweepError(str(e)) from e
         self.cells = [
@@ -509,10 +507,15 @@ def run_sweep(
     new_build: bool = False,
     build: str | None = None,
     cluster: ClusterSpec | None = None,
+    fresh: bool = False,
 ) -> list[dict]:
     """Runs every unfinished cell; returns all records of the plan. `build` is
     the engine's fingerprint (default: asked of hlo-remat). With `cluster`,
-    the cells run as tasks on a Dask cluster (cluster.py)."""
+    the cells run as tasks on a Dask cluster (cluster.py). `fresh` drops the
+    results file first, so that every cell runs now (the demo, the GPU table
+    and the bench show this run's engine and timings, never an older run's)."""
+    if fresh:
+        results.unlink(missing_ok=True)
     build = build or engine_build()
     check_build(results, build, new_build, console)
     done = load_results(results)
