@@ -100,9 +100,10 @@ class Planner {
 
  private:
   absl::Status Sweep(int64_t target);
-  // Lowers the memory at `slot` towards `target` with the best moves there;
-  // `applications` counts moves applied in the sweep.
-  absl::Status LowerSlot(int slot, int64_t target, int& applications);
+  // Lowers the memory at `slot` towards `target` with the best moves there,
+  // applying at most `allowed`; returns how many it applied (taken back at
+  // once included).
+  absl::StatusOr<int> LowerSlot(int slot, int64_t target, int allowed);
   // The best candidate at `slot` not in `rejected`; null if none.
   const Candidate* BestCandidate(int slot,
                                  const absl::flat_hash_set<int>& rejected);
@@ -118,6 +119,8 @@ absl::Status Planner::Sweep(int64_t target) {
   if (target > 0 && state_.liveness().Max() <= target) {
     return absl::OkStatus();
   }
+  // Bounds the moves one sweep applies.
+  const int max_applications = 4 * state_.slot_count() + 16;
   int applications = 0;
   for (int slot = 0; slot < state_.slot_count(); ++slot) {
     state_.set_sweep_slot(slot);
@@ -126,7 +129,10 @@ absl::Status Planner::Sweep(int64_t target) {
         state_.values().Activate(index);
       }
     }
-    TF_RETURN_IF_ERROR(LowerSlot(slot, target, applications));
+    TF_ASSIGN_OR_RETURN(
+        const int applied,
+        LowerSlot(slot, target, max_applications - applications));
+    applications += applied;
   }
   return absl::OkStatus();
 }
@@ -159,11 +165,11 @@ const Candidate* Planner::BestCandidate(
   return winner;
 }
 
-absl::Status Planner::LowerSlot(int slot, int64_t target, int& applications) {
-  const int max_applications = 4 * state_.slot_count() + 16;
+absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
   LivenessModel& liveness = state_.liveness();
   absl::flat_hash_set<int> rejected;  // moves that raised the peak here
-  while (liveness.At(slot) > target && applications < max_applications) {
+  int applied = 0;
+  while (liveness.At(slot) > target && applied < allowed) {
     const Candidate* winner = BestCandidate(slot, rejected);
     if (winner == nullptr) break;
     const Candidate best = *winner;  // ApplyMove grows the caches
@@ -176,7 +182,7 @@ absl::Status Planner::LowerSlot(int slot, int64_t target, int& applications) {
     }
     const int64_t peak_before = liveness.Max();
     TF_RETURN_IF_ERROR(ApplyMove(state_, best, slot));
-    ++applications;
+    ++applied;
     const int newest = state_.moves().size() - 1;
     if (liveness.Max() > std::max(target, peak_before)) {
       // The clones or the longer-lived operands made another point worse
@@ -191,7 +197,7 @@ absl::Status Planner::LowerSlot(int slot, int64_t target, int& applications) {
     }
     MarkScoresStale(state_, state_.moves()[newest]);
   }
-  return absl::OkStatus();
+  return applied;
 }
 
 bool Planner::Undoable(int move_index) const {
