@@ -80,17 +80,24 @@ struct PlacedClone {
   int value;
 };
 
+// Versions of values, by what a clone would read, and the clone at the
+// move's slot to read instead.
+using CloneMap = absl::flat_hash_map<const HloInstruction*, HloInstruction*>;
+
 // Operand `operand_no` of `clone` (placed at `late_slot`) reads a clone of
-// the same chain, or the version of its value that lives longest, held
-// until the clone runs.
-absl::Status ReadOperand(
-    PlannerState& state, HloInstruction* clone, int64_t operand_no,
-    int late_slot,
-    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& chain) {
+// the same chain, a clone an earlier move placed at the same slot
+// (`placed`), or the version of its value that lives longest, held until the
+// clone runs.
+absl::Status ReadOperand(PlannerState& state, HloInstruction* clone,
+                         int64_t operand_no, int late_slot,
+                         const CloneMap& chain, const CloneMap& placed) {
   ValueTable& values = state.values();
   LivenessModel& liveness = state.liveness();
   HloInstruction* operand = clone->mutable_operand(operand_no);
   HloInstruction* chosen = ChooseOperand(state, operand, late_slot);
+  if (auto earlier = placed.find(chosen); earlier != placed.end()) {
+    chosen = earlier->second;
+  }
   auto link = chain.find(chosen);
   if (link != chain.end()) {
     TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, link->second));
@@ -121,9 +128,9 @@ absl::Status ReadOperand(
 
 // Clones value `index` at `late_slot`, reading the clones of `chain` where it
 // reads their originals.
-absl::StatusOr<PlacedClone> PlaceClone(
-    PlannerState& state, int index, int late_slot,
-    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& chain) {
+absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
+                                       int late_slot, const CloneMap& chain,
+                                       const CloneMap& placed) {
   const Value original = state.values()[index];  // copy: the table grows
   LivenessModel& liveness = state.liveness();
   const int64_t size = liveness.Size(original.buffer);
@@ -163,7 +170,8 @@ absl::StatusOr<PlacedClone> PlaceClone(
   const int fresh_index = RegisterValue(state, std::move(fresh), provider);
   for (int64_t operand_no = 0; operand_no < clone->operand_count();
        ++operand_no) {
-    TF_RETURN_IF_ERROR(ReadOperand(state, clone, operand_no, late_slot, chain));
+    TF_RETURN_IF_ERROR(
+        ReadOperand(state, clone, operand_no, late_slot, chain, placed));
   }
   state.moves().Pin(clone, state.sweep_slot());
   return PlacedClone{provider, fresh_index};
@@ -438,18 +446,35 @@ FinalOrder ComputeFinalOrder(const PlannerState& state) {
 
 namespace {
 
+// Each other version of the values `clones` are clones of, mapped to the
+// clone.
+CloneMap PlacedAtSlot(const PlannerState& state,
+                      const std::vector<int>& clones) {
+  CloneMap placed;
+  const ValueTable& values = state.values();
+  for (int clone : clones) {
+    for (int version : values.VersionsOf(values[clone].origin)) {
+      if (version == clone) continue;
+      placed[values[version].instruction] = values[clone].instruction;
+    }
+  }
+  return placed;
+}
+
 // Clones the candidate's chain at its first late use and redirects the late
 // uses to the last clone. Returns what provides the value now.
 absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
                                           const Candidate& candidate,
                                           int slot) {
   const int late_slot = candidate.first_late;
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> chain;
+  CloneMap chain;
+  const CloneMap earlier = PlacedAtSlot(state, candidate.reads_placed);
   std::vector<int> fresh_values;
   bool transient = false;
   PlacedClone placed{nullptr, -1};
   for (int member : candidate.chain) {
-    TF_ASSIGN_OR_RETURN(placed, PlaceClone(state, member, late_slot, chain));
+    TF_ASSIGN_OR_RETURN(placed,
+                        PlaceClone(state, member, late_slot, chain, earlier));
     chain[state.values()[member].instruction] = placed.provider;
     fresh_values.push_back(placed.value);
     transient |= state.values()[placed.value].transient > 0;

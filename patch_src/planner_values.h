@@ -50,6 +50,10 @@ struct Candidate {
   double flops = 0;  // as ModuleFlops counts them: a copied element is one
   // Recompute: values cloned at first_late, operands first, `value` last.
   std::vector<int> chain;
+  // Recompute: clones earlier moves placed at first_late; the chain reads
+  // them where it would read another version of their values (`optimal`
+  // places one stage's recomputations as one move each).
+  std::vector<int> reads_placed;
   // Compress: where the compact copy goes and its shape.
   int compress_slot = 0;
   std::optional<Shape> compact;
@@ -112,6 +116,8 @@ class PlannerState {
   // Chains on or off for the moves scored from now on.
   void set_chains(bool chains) { config_.chains = chains; }
   const SizeFunction& size_fn() const { return size_fn_; }
+  // The memory model of the schedule Init found.
+  const ComputationMemory& initial_memory() const { return *memory_; }
   const HloCostAnalysis& costs() const { return costs_; }
 
   // The schedule the planner works on: one slot per instruction.

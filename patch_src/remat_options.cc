@@ -31,12 +31,15 @@ constexpr absl::string_view kDumpDot = "xla_rematerialization_dump_dot";
 constexpr absl::string_view kDumpMemlog = "xla_rematerialization_dump_memlog";
 constexpr absl::string_view kMaxExtraFlops =
     "xla_rematerialization_max_extra_flops";
+constexpr absl::string_view kOptimalSeconds =
+    "xla_rematerialization_optimal_seconds";
 
 constexpr std::pair<absl::string_view, RematAlgorithm> kAlgorithms[] = {
     {"standard", RematAlgorithm::kStandard},
     {"compress", RematAlgorithm::kCompress},
     {"standardcompress", RematAlgorithm::kStandardCompress},
     {"path", RematAlgorithm::kPath},
+    {"optimal", RematAlgorithm::kOptimal},
     {"xla", RematAlgorithm::kXla},
 };
 constexpr std::pair<absl::string_view, RematScheduler> kSchedulers[] = {
@@ -146,6 +149,36 @@ absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text) {
   return BadValue(kScheduler, text, ChoiceList(kSchedulers));
 }
 
+namespace {
+
+// The flags whose value is one number: the compute cap and `optimal`'s
+// solver time.
+absl::Status ApplyNumberFlag(absl::string_view name, absl::string_view value,
+                             RematOptions& options) {
+  if (name == kMaxExtraFlops && absl::AsciiStrToLower(value) == "none") {
+    options.max_extra_flops_fraction = -1;
+    return absl::OkStatus();
+  }
+  double number = 0;
+  const bool parsed = absl::SimpleAtod(value, &number) && std::isfinite(number);
+  if (name == kMaxExtraFlops) {
+    if (!parsed || number < 0) {
+      return BadValue(name, value,
+                      "a fraction of the module's FLOPs >= 0 such as 0.25, "
+                      "or none (no cap)");
+    }
+    options.max_extra_flops_fraction = number;
+    return absl::OkStatus();
+  }
+  if (!parsed || number <= 0) {
+    return BadValue(name, value, "a number of seconds > 0 such as 60");
+  }
+  options.optimal_seconds = number;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
   absl::string_view body = flag;
   while (!body.empty() && body.front() == '-') body.remove_prefix(1);
@@ -220,21 +253,9 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     options.small_node_limit_mib = mib;
     return absl::OkStatus();
   }
-  if (name == kMaxExtraFlops) {
+  if (name == kMaxExtraFlops || name == kOptimalSeconds) {
     if (absl::Status s = require_value(); !s.ok()) return s;
-    if (absl::AsciiStrToLower(value) == "none") {
-      options.max_extra_flops_fraction = -1;
-      return absl::OkStatus();
-    }
-    double fraction = 0;
-    if (!absl::SimpleAtod(value, &fraction) || !std::isfinite(fraction) ||
-        fraction < 0) {
-      return BadValue(name, value,
-                      "a fraction of the module's FLOPs >= 0 such as 0.25, "
-                      "or none (no cap)");
-    }
-    options.max_extra_flops_fraction = fraction;
-    return absl::OkStatus();
+    return ApplyNumberFlag(name, value, options);
   }
   return absl::NotFoundError(
       absl::StrCat("not a rematerialization flag: ", flag));
@@ -264,11 +285,11 @@ bool IsSwitchFlag(absl::string_view name) {
 }
 
 std::vector<std::string> RematFlagNames() {
-  return {std::string(kEnable),       std::string(kMemLimit),
-          std::string(kScheduler),    std::string(kAlgorithm),
-          std::string(kSmallNode),    std::string(kDisableCuda),
-          std::string(kDumpDot),      std::string(kDumpMemlog),
-          std::string(kMaxExtraFlops)};
+  return {std::string(kEnable),        std::string(kMemLimit),
+          std::string(kScheduler),     std::string(kAlgorithm),
+          std::string(kSmallNode),     std::string(kDisableCuda),
+          std::string(kDumpDot),       std::string(kDumpMemlog),
+          std::string(kMaxExtraFlops), std::string(kOptimalSeconds)};
 }
 
 std::vector<RematFlagDoc> RematFlagDocs() {
@@ -290,6 +311,9 @@ std::vector<RematFlagDoc> RematFlagDocs() {
       {std::string(kMaxExtraFlops), "F", absl::StrCat(kDefaultMaxExtraFlops),
        "extra FLOPs a plan may spend, as a fraction of the module's; none: "
        "no cap"},
+      {std::string(kOptimalSeconds), "S", absl::StrCat(kDefaultOptimalSeconds),
+       "seconds the optimal algorithm gives its MILP solver; past them it "
+       "keeps path's plan"},
       {std::string(kDisableCuda), "", "off",
        "disable GPU fusions whose multi-output nodes block recomputation"},
       {std::string(kDumpDot), "", "off",

@@ -22,6 +22,10 @@ enum class RematAlgorithm {
   kCompress,
   kStandardCompress,
   kPath,
+  // The least recomputation that meets the budget, solved as a MILP on the
+  // schedule (optimal_plan.h); `path`'s plan where that is better or the
+  // solver has none in time.
+  kOptimal,
   kXla
 };
 // kDefault: the best of list, DFS and postorder (CPU hook, CLI); on the GPU
@@ -30,6 +34,9 @@ enum class RematAlgorithm {
 enum class RematScheduler { kDefault, kGiven, kPostorder, kDfs, kList };
 
 inline constexpr double kDefaultMaxExtraFlops = 0.25;
+// `optimal`'s solver time: ResNet-20's step solves in seconds; past it the
+// pass keeps `path`'s plan, so a compile never waits longer.
+inline constexpr double kDefaultOptimalSeconds = 60;
 
 // What memory is planned, judged and reported by (memory_figure.h says why):
 // HeapSimulator's peak (CPU) or BufferAssigner's total (GPU), whose
@@ -57,6 +64,8 @@ struct RematOptions {
   // 16% less memory), and leaves the ResNets' and Transformer's plans (at
   // most +18% at a third of the peak) alone.
   double max_extra_flops_fraction = kDefaultMaxExtraFlops;
+  // Seconds `optimal` gives its solver.
+  double optimal_seconds = kDefaultOptimalSeconds;
   bool disable_cuda_fusions = false;
   bool dump_dot = false;
   bool dump_memlog = false;

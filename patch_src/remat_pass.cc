@@ -74,7 +74,11 @@ PlannerConfig PlannerConfigFor(const RematOptions& options) {
   config.recompute = a != RematAlgorithm::kCompress;
   config.compress =
       a == RematAlgorithm::kCompress || a == RematAlgorithm::kStandardCompress;
-  config.chains = a == RematAlgorithm::kPath;
+  config.chains = a == RematAlgorithm::kPath || a == RematAlgorithm::kOptimal;
+  if (a == RematAlgorithm::kOptimal) {
+    config.optimal = OptimalConfig();
+    config.optimal->time_limit_seconds = options.optimal_seconds;
+  }
   return config;
 }
 
@@ -473,6 +477,9 @@ class RematDriver {
                                                const PlannerResult& entry) {
     ScopedPhase phase(&report_, "callees");
     PlannerConfig callee_config = PlannerConfigFor(options_);
+    // Loop bodies and branches are planned by `path`: the solver's time
+    // went to the entry computation.
+    callee_config.optimal.reset();
     if (max_extra_flops >= 0) {
       callee_config.max_extra_flops =
           std::max(0.0, max_extra_flops - entry.extra_flops);
@@ -492,7 +499,16 @@ class RematDriver {
         result.compressible == 0) {
       report_.AddNote(kNothingCompact);
     }
-    if (options_.algorithm == RematAlgorithm::kPath) {
+    if (options_.algorithm == RematAlgorithm::kOptimal) {
+      report_.optimal = result.optimal;
+      report_.AddNote(
+          absl::StrCat("optimal: ", OptimalOutcomeName(result.optimal.outcome),
+                       " (", result.optimal.solver, ", ", result.optimal.status,
+                       ", ", absl::SixDigits(result.optimal.seconds), " s)"));
+    }
+    if (options_.algorithm == RematAlgorithm::kPath ||
+        (options_.algorithm == RematAlgorithm::kOptimal &&
+         result.optimal.outcome != OptimalOutcome::kSolverPlanKept)) {
       report_.AddNote(
           absl::StrCat(result.articulation_points, " articulation points"));
       if (result.chains_dropped == ChainsDropped::kWentLower) {

@@ -332,6 +332,48 @@ TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
   EXPECT_TRUE(absl::StrContains(run->report.note, "articulation points"));
 }
 
+// `optimal` keeps whichever of the MILP's plan and `path`'s the simulator
+// finds better: never above `path`, and at the same memory never more FLOPs.
+TEST(RematPassTest, OptimalIsNeverWorseThanPath) {
+  for (const absl::string_view hlo : {kChain, kPathChain}) {
+    for (const int64_t budget : {3 * kValue, 4 * kValue}) {
+      absl::StatusOr<PassRun> path =
+          RunPass(hlo, Options(budget, RematAlgorithm::kPath));
+      absl::StatusOr<PassRun> optimal =
+          RunPass(hlo, Options(budget, RematAlgorithm::kOptimal));
+      ASSERT_TRUE(path.ok()) << path.status();
+      ASSERT_TRUE(optimal.ok()) << optimal.status();
+      const RematReport& mine = optimal->report;
+      if (absl::StrContains(mine.note, "nothing done")) continue;
+      ASSERT_TRUE(mine.optimal.has_value()) << mine.note;
+      EXPECT_NE(mine.optimal->outcome, OptimalOutcome::kNotRun);
+      EXPECT_TRUE(absl::StrContains(mine.note, "optimal: "));
+      EXPECT_LE(mine.heap_sim_after_bytes, path->report.heap_sim_after_bytes);
+      if (mine.budget_met && path->report.budget_met) {
+        EXPECT_LE(mine.flops_after, path->report.flops_after);
+      }
+      EXPECT_EQ(mine.budget_met, path->report.budget_met || mine.budget_met);
+    }
+  }
+}
+
+// Where only a recomputation next to the late use meets the budget, the
+// solver finds the cheapest one and the plan applied is the solver's.
+TEST(RematPassTest, OptimalAppliesTheSolversPlanThroughThePlannersEdits) {
+  absl::StatusOr<PassRun> run =
+      RunPass(kChain, Options(4 * kValue, RematAlgorithm::kOptimal));
+  ASSERT_TRUE(run.ok()) << run.status();
+  const RematReport& report = run->report;
+  ASSERT_TRUE(report.optimal.has_value());
+  EXPECT_TRUE(report.budget_met);
+  EXPECT_EQ(report.optimal->status, "optimal");
+  EXPECT_EQ(report.optimal->solver_peak, report.heap_sim_after_bytes)
+      << OptimalOutcomeName(report.optimal->outcome);
+  // The model counts what the tracker does (one value more than the
+  // simulator on this chain).
+  EXPECT_LE(report.optimal->model_peak, report.optimal->model_budget);
+}
+
 TEST(RematPassTest, ACustomCallIsNeverRecomputed) {
   absl::StatusOr<PassRun> run = RunPass(kCustomCall, Options(1));
   ASSERT_TRUE(run.ok()) << run.status();

@@ -24,6 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/milp_solver.h"
+#include "xla/service/remat/optimal_plan.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
@@ -94,6 +96,35 @@ class Planner {
     return remat::PlannedCopy(state_);
   }
   absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
+  double kept_flops() const { return state_.moves().KeptFlops(); }
+  int64_t tracker_peak() const { return state_.liveness().Max(); }
+  // The copies of each value the plan in hand keeps, and the MILP of the
+  // schedule (no move in hand).
+  CopiesInHand PlanInHand() const { return CopiesOfPlanInHand(state_); }
+  absl::StatusOr<std::unique_ptr<OptimalProblem>> BuildOptimalProblem() const {
+    return OptimalProblem::Build(state_, state_.config().optimal->depth);
+  }
+  absl::StatusOr<OptimalSolve> SolveOptimal(
+      const OptimalProblem& problem, int64_t target, double seconds,
+      absl::Span<const double> start) const {
+    MilpSolveOptions options;
+    options.time_limit_seconds = seconds;
+    options.relative_gap = state_.config().optimal->relative_gap;
+    return problem.Solve(target, state_.config().max_extra_flops, options,
+                         start);
+  }
+  // Applies the MILP's plan (no move in hand); returns the planned peak.
+  absl::StatusOr<int64_t> ApplyOptimal(const OptimalProblem& problem,
+                                       const OptimalSolve& solve) {
+    PlannerResult& result = state_.result();
+    ++result.plans_tried;
+    TF_RETURN_IF_ERROR(problem.Apply(state_, solve));
+    result.planned_peak_bytes = state_.liveness().Max();
+    return result.planned_peak_bytes;
+  }
+  void set_optimal(OptimalResult optimal) {
+    state_.result().optimal = std::move(optimal);
+  }
   // Takes back, costliest per byte saved first, each move the plan's peak
   // (or the target, if higher) holds without. Returns how many.
   absl::StatusOr<int> TakeBackUnneeded(int64_t target, bool recompute_only);
@@ -313,6 +344,12 @@ class PlanSearch {
   // single recomputations met the budget at 0.459 for +3.1%). Returns the plan
   // left in hand.
   absl::StatusOr<PlanOutcome> CompareWithoutChains(const PlanOutcome& best);
+  // For `optimal`: `best` (`path`'s plan, in hand) beside the MILP's plan,
+  // both judged by the platform's figure. The MILP's is kept when it meets
+  // the budget for less recomputation, or where both miss it, goes lower;
+  // otherwise `path`'s is made again. Past the time limit, or where the
+  // model has no plan, `path`'s stands. Returns the plan left in hand.
+  absl::StatusOr<PlanOutcome> CompareWithOptimum(const PlanOutcome& best);
   // Judges `best` (the plan in hand), takes back the moves it holds without,
   // and applies what is kept.
   absl::StatusOr<PlannerResult> KeepNeededMoves(const PlanOutcome& best);
@@ -335,6 +372,20 @@ class PlanSearch {
   }
   // Judges the plan in hand by the platform's figure (keep_plan).
   absl::StatusOr<PlanVerdict> Judge();
+  // Judge(), or without a judge the tracker's peak.
+  absl::StatusOr<PlanVerdict> JudgeOrTrack() {
+    if (config_.keep_plan == nullptr) {
+      return PlanVerdict{true, planner_.tracker_peak(), ""};
+    }
+    return Judge();
+  }
+  // Solves for the MILP's plan from `start` (`path`'s): at the budget, and
+  // where `path` missed it, at `path`'s peak with what is left of the time.
+  // Fills `report`.
+  absl::StatusOr<OptimalSolve> SolveOptimal(const OptimalProblem& problem,
+                                            const PlanOutcome& best,
+                                            absl::Span<const double> start,
+                                            OptimalResult& report);
   // Planning is deterministic: the whole plan at `aim` again.
   absl::Status MakeWholePlanAgain(int64_t aim) {
     TF_RETURN_IF_ERROR(planner_.RevertAll());
@@ -354,7 +405,99 @@ class PlanSearch {
   const PlannerConfig& config_;
   bool chains_;  // config_.chains until CompareWithoutChains changes it
   int64_t last_target_;
+  bool solver_plan_ = false;  // the plan in hand is the MILP's
 };
+
+// Whether the plan judged `mine` with `my_flops` is better than `theirs`
+// with `their_flops` at budget `target` (0: none).
+bool BetterPlan(const PlanVerdict& mine, double my_flops,
+                const PlanVerdict& theirs, double their_flops, int64_t target) {
+  if (!mine.keep) return false;
+  if (!theirs.keep) return true;
+  const bool i_meet = target > 0 && mine.simulated_peak <= target;
+  const bool they_meet = target > 0 && theirs.simulated_peak <= target;
+  if (i_meet != they_meet) return i_meet;
+  if (i_meet) return my_flops < their_flops;
+  if (mine.simulated_peak != theirs.simulated_peak) {
+    return mine.simulated_peak < theirs.simulated_peak;
+  }
+  return my_flops < their_flops;
+}
+
+absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
+    const OptimalProblem& problem, const PlanOutcome& best,
+    absl::Span<const double> start, OptimalResult& report) {
+  const int64_t target = config_.target_bytes;
+  std::vector<int64_t> aims;
+  if (target > 0) aims.push_back(target);
+  if (target <= 0 || best.peak > target) aims.push_back(best.peak);
+  const auto started = std::chrono::steady_clock::now();
+  OptimalSolve solve;
+  bool timed_out = false;
+  for (size_t i = 0; i < aims.size(); ++i) {
+    const double left = config_.optimal->time_limit_seconds -
+                        std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    if (left <= 0) break;
+    TF_ASSIGN_OR_RETURN(
+        solve,
+        planner_.SolveOptimal(problem, aims[i],
+                              i + 1 < aims.size() ? left / 2 : left, start));
+    report.seconds += solve.seconds;
+    report.status = std::string(MilpStatusName(solve.status));
+    report.columns = solve.columns;
+    report.rows = solve.rows;
+    report.model_budget = aims[i];
+    timed_out |= solve.status == MilpStatus::kNoSolution;
+    if (solve.status == MilpStatus::kOptimal ||
+        solve.status == MilpStatus::kStopped) {
+      report.model_peak = solve.model_peak;
+      report.model_extra_flops = solve.model_extra_flops;
+      return solve;
+    }
+  }
+  report.outcome =
+      timed_out ? OptimalOutcome::kTimedOut : OptimalOutcome::kInfeasible;
+  return solve;
+}
+
+absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
+    const PlanOutcome& best) {
+  if (!config_.optimal.has_value()) return best;
+  OptimalResult report;
+  report.solver = std::string(MilpSolverName());
+  TF_ASSIGN_OR_RETURN(const PlanVerdict path, JudgeOrTrack());
+  report.path_peak = path.simulated_peak;
+  report.path_extra_flops = planner_.kept_flops();
+  const CopiesInHand path_copies = planner_.PlanInHand();
+  TF_RETURN_IF_ERROR(planner_.RevertAll());
+  last_target_ = -1;  // no plan in hand
+  TF_ASSIGN_OR_RETURN(const std::unique_ptr<OptimalProblem> problem,
+                      planner_.BuildOptimalProblem());
+  const std::vector<double> start = problem->StartFrom(path_copies);
+  TF_ASSIGN_OR_RETURN(const OptimalSolve solve,
+                      SolveOptimal(*problem, best, start, report));
+  if (report.outcome == OptimalOutcome::kNotRun) {
+    TF_ASSIGN_OR_RETURN(const int64_t peak,
+                        planner_.ApplyOptimal(*problem, solve));
+    TF_ASSIGN_OR_RETURN(const PlanVerdict mine, JudgeOrTrack());
+    report.solver_peak = mine.simulated_peak;
+    report.solver_extra_flops = planner_.kept_flops();
+    if (BetterPlan(mine, report.solver_extra_flops, path,
+                   report.path_extra_flops, config_.target_bytes)) {
+      report.outcome = OptimalOutcome::kSolverPlanKept;
+      planner_.set_optimal(std::move(report));
+      solver_plan_ = true;
+      return PlanOutcome{config_.target_bytes, peak, planner_.kept_cost()};
+    }
+    report.outcome = OptimalOutcome::kPathBetter;
+    TF_RETURN_IF_ERROR(planner_.RevertAll());
+  }
+  TF_ASSIGN_OR_RETURN(PlanOutcome again, PlanFresh(best.target));
+  planner_.set_optimal(std::move(report));
+  return again;
+}
 
 absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   const auto judging = std::chrono::steady_clock::now();
@@ -469,7 +612,9 @@ absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
     return planner_.Materialize();
   }
   bool trimmed_first = false;
-  if (!chains_ && target > 0 && best.peak <= target) {
+  // The MILP's moves are what the model needs; `path`'s chains were undone.
+  const bool undone_already = chains_ || solver_plan_;
+  if (!undone_already && target > 0 && best.peak <= target) {
     // The tracker sees the budget met: the trimmed plan is judged first,
     // and when the simulator sees it within the budget one judgement does.
     TF_ASSIGN_OR_RETURN(
@@ -490,7 +635,7 @@ absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
     planner_.set_rejected(whole.rejection);
     return planner_.Materialize();
   }
-  if (chains_ || trimmed_first) return planner_.Materialize();
+  if (undone_already || trimmed_first) return planner_.Materialize();
   TF_ASSIGN_OR_RETURN(
       const int taken_back,
       planner_.TakeBackUnneeded(best.target, /*recompute_only=*/false));
@@ -545,6 +690,7 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   PlanSearch search(planner, config);
   TF_ASSIGN_OR_RETURN(PlanOutcome best, search.BestPlan());
   TF_ASSIGN_OR_RETURN(best, search.CompareWithoutChains(best));
+  TF_ASSIGN_OR_RETURN(best, search.CompareWithOptimum(best));
   return search.KeepNeededMoves(best);
 }
 

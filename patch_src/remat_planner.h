@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/size_function.h"
 
@@ -41,6 +43,15 @@ struct PlanVerdict {
   bool keep = true;
   int64_t simulated_peak = 0;
   std::string rejection;  // why not kept, for the report; empty when kept
+};
+
+// `optimal`: the MILP of optimal_model.h beside `path`'s plan.
+struct OptimalConfig {
+  // Longest chain of producers one recomputation may rebuild.
+  int depth = 2;
+  // For all the solves of one plan; past it `path`'s plan stands.
+  double time_limit_seconds = 60;
+  double relative_gap = 1e-4;
 };
 
 struct PlannerConfig {
@@ -62,6 +73,9 @@ struct PlannerConfig {
   // The planned computation's memory model on its current schedule, when
   // the caller has it (built otherwise).
   std::shared_ptr<const ComputationMemory> entry_memory;
+  // Set for `optimal`: after `path` plans, the MILP's plan is made and the
+  // one the judge finds better kept (optimal_plan.h).
+  std::optional<OptimalConfig> optimal;
   // Judges the finished plan on a copy of the module with it applied,
   // before the module is touched; `keep` false takes every move back, so
   // that the computation comes back as it was given. Unset: every plan is
@@ -102,6 +116,7 @@ struct PlannerResult {
   // Whether `path` kept the plan of single recomputations instead of its
   // chains, and why.
   ChainsDropped chains_dropped = ChainsDropped::kNo;
+  OptimalResult optimal;
   std::vector<RematDecision> decisions;
 
   // Adds the moves of a plan of another computation: its counts and its

@@ -152,6 +152,7 @@ std::string RematReport::ToJson() const {
     field("multi_output_fusions", absl::StrCat(multi_output_fusions));
     if (gpu_pipeline.has_value()) AddGpuPipelineFields(*gpu_pipeline, field);
   }
+  if (optimal.has_value()) field("optimal", OptimalResultJson(*optimal));
   out += "  \"decisions\": [";
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];

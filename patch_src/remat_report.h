@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/remat_decision.h"
 
 namespace xla {
@@ -118,6 +119,8 @@ struct RematReport {
   int64_t multi_output_fusions = 0;
   // The GPU pipeline's further figures (hlo-remat --platform gpu only).
   std::optional<GpuPipelineFigures> gpu_pipeline;
+  // `optimal` only: the solve and the plans it compared.
+  std::optional<OptimalResult> optimal;
   std::vector<RematDecision> decisions;
 
   // Appends to `note`, "; "-separated.

@@ -164,6 +164,12 @@ SMALL_TARGETS: dict[str, tuple[str, ...]] = {
 }
 ENGINE = "remat_engine"
 TEST_SUFFIX = "_test.cc"
+# Built out of tree only: the MILP solver there is COIN-OR CBC; in-tree the
+# engine takes milp_solver_ortools.cc (OR-Tools, which XLA already links).
+OUT_OF_TREE_ONLY = frozenset({"milp_solver_cbc.cc"})
+# Built in-tree only (tools/hlo_remat/CMakeLists.txt leaves it out): no
+# registry ships OR-Tools' C++ headers.
+IN_TREE_ONLY = frozenset({"milp_solver_ortools.cc"})
 # What every unit test links: GoogleTest with its main(), as upstream XLA tests do.
 GTEST_MAIN = "@com_google_googletest//:gtest_main"
 
@@ -174,7 +180,9 @@ def engine_sources() -> tuple[str, ...]:
         sorted(
             p.name
             for p in PATCH_SRC.glob("*.cc")
-            if p.name not in taken and not p.name.endswith(TEST_SUFFIX)
+            if p.name not in taken
+            and p.name not in OUT_OF_TREE_ONLY
+            and not p.name.endswith(TEST_SUFFIX)
         )
     )
 
@@ -209,6 +217,8 @@ LABEL_EXCEPTIONS = {
     "absl/synchronization/mutex.h": "@com_google_absl//absl/synchronization",
     "absl/strings/str_format.h": "@com_google_absl//absl/strings:str_format",
     "absl/strings/string_view.h": "@com_google_absl//absl/strings:string_view",
+    # As xla/hlo/experimental/auto_sharding/BUILD links it outside Google.
+    "ortools/linear_solver/linear_solver.h": "@com_google_ortools//ortools/linear_solver",
     "xla/hlo/pass/hlo_pass_interface.h": "//xla/hlo/pass:hlo_pass",
     "xla/layout.h": "//xla:shape_util",
     "xla/layout_util.h": "//xla:shape_util",
@@ -348,7 +358,7 @@ def make_patch(upstream: UpstreamTree | None = None) -> str:
             shift += len(w.lines)
     parts.append(new_file_diff(f"{PACKAGE}/BUILD", build_file()))
     for source in sorted(PATCH_SRC.iterdir()):
-        if source.suffix in (".h", ".cc"):
+        if source.suffix in (".h", ".cc") and source.name not in OUT_OF_TREE_ONLY:
             parts.append(new_file_diff(f"{PACKAGE}/{source.name}", source.read_text()))
     return "".join(parts)
 

@@ -54,7 +54,9 @@ def test_the_cpu_demo_writes_its_summary(tmp_path):
 
 
 def test_the_demo_plans_are_the_cells_it_always_ran():
-    assert DEMO_ALGORITHMS[0] == "xla" and sorted(DEMO_ALGORITHMS) == sorted(ALGORITHMS)
+    # Every algorithm but `optimal`, whose solver would hold each cell for a minute.
+    assert DEMO_ALGORITHMS[0] == "xla"
+    assert sorted(DEMO_ALGORITHMS) == sorted(a for a in ALGORITHMS if a != "optimal")
     cpu = demo_plan(SPEC, budget_fraction=0.5)
     assert [(c.algorithm, c.scheduler) for c in cpu.cells] == [
         (a, s) for a in DEMO_ALGORITHMS for s in SCHEDULERS

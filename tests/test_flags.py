@@ -13,7 +13,12 @@ from tests.conftest import last_line
 @pytest.mark.parametrize(
     ("flag", "must_mention"),
     [
-        ("--xla_rematerialization_algorithm=greedy", ["greedy", "standard", "path", "xla"]),
+        (
+            "--xla_rematerialization_algorithm=greedy",
+            ["greedy", "standard", "path", "optimal", "xla"],
+        ),
+        ("--xla_rematerialization_optimal_seconds=0", ["optimal_seconds", "0", "seconds > 0"]),
+        ("--xla_rematerialization_optimal_seconds=soon", ["optimal_seconds", "soon"]),
         ("--xla_rematerialization_scheduler=bfs", ["bfs", "given", "postorder", "DFS", "list"]),
         ("--xla_rematerialization_mem_limit=-5", ["mem_limit", "-5"]),
         ("--xla_rematerialization_mem_limit=", ["mem_limit", "needs a value"]),

@@ -102,3 +102,34 @@ def test_a_worse_schedule_is_not_taken(resnet20_step, tmp_path):
     r = run.raw
     assert r["scheduler_chosen"].startswith("given"), r["scheduler_chosen"]
     assert r["heap_sim_after_bytes"] <= r["heap_sim_before_bytes"]
+
+
+@pytest.mark.parametrize("fraction", ["0.5x", "0.33x"])
+def test_optimal_is_never_worse_than_path(resnet20_step, tmp_path, fraction):
+    """`optimal` judges the MILP's plan beside `path`'s and keeps the better:
+    never above `path`'s allocation, and where both meet the budget never
+    more FLOPs. Numerics equal whichever plan is kept."""
+    reports = {}
+    for algorithm in ("path", "optimal"):
+        run = run_hlo_remat(
+            resnet20_step,
+            [
+                f"--xla_rematerialization_algorithm={algorithm}",
+                f"--xla_rematerialization_mem_limit={fraction}",
+                "--xla_rematerialization_optimal_seconds=20",
+            ],
+            tmp_path / f"{algorithm}.json",
+            output=tmp_path / f"{algorithm}.hlo",
+            check_numerics=algorithm == "optimal",
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        reports[algorithm] = run.raw
+    path, optimal = reports["path"], reports["optimal"]
+    assert optimal["numerics"] == "equal", optimal["note"]
+    solve = optimal["optimal"]
+    assert solve["solver"] and solve["outcome"], solve
+    assert solve["path_peak_bytes"] == path["allocation_after_bytes"], solve
+    assert optimal["allocation_after_bytes"] <= path["allocation_after_bytes"], solve
+    if path["budget_met"]:
+        assert optimal["budget_met"], solve
+        assert optimal["flops_after"] <= path["flops_after"], solve

@@ -24,6 +24,7 @@ class RematFlags:
     algorithm: str | None = None
     scheduler: str | None = None
     max_extra_flops: float | str | None = None  # a fraction, or "none"
+    optimal_seconds: float | None = None  # `optimal`'s solver time
 
     def args(self) -> list[str]:
         values = (
@@ -31,6 +32,7 @@ class RematFlags:
             ("algorithm", self.algorithm),
             ("scheduler", self.scheduler),
             ("max_extra_flops", self.max_extra_flops),
+            ("optimal_seconds", self.optimal_seconds),
         )
         return [f"--xla_rematerialization_{name}={v}" for name, v in values if v not in (None, "")]
 

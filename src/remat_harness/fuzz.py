@@ -44,6 +44,10 @@ MAX_MESSAGE_LINES = 2
 # name but not its folder: "hlo-remat: NAME: " and about 200 characters.
 MAX_MESSAGE_CHARS = 240
 
+# `optimal`'s solver time on a fuzz program: enough for their small graphs,
+# short enough that a hard one ends the run on time.
+FUZZ_OPTIMAL_SECONDS = 5
+
 
 _OPCODES = (
     "add", "multiply", "subtract", "tuple", "get-tuple-element", "broadcast", "reshape",
@@ -299,7 +303,8 @@ def _one_mutant(
     path.write_text(mutant, encoding="latin-1", errors="replace")
     output = work / f"{case}.out.hlo"
     args = [str(path), "-o", str(output), "--report", str(work / f"{case}.json")]
-    args += RematFlags(algorithm=rng.choice(ALGORITHMS)).args()
+    algorithm = rng.choice(ALGORITHMS)
+    args += RematFlags(algorithm=algorithm, optimal_seconds=FUZZ_OPTIMAL_SECONDS).args()
     run = run_engine(args, timeout_s)
     findings = []
     detail_of = f"{name}: {how}"
@@ -423,7 +428,9 @@ def _one_step(
                 [
                     str(step), "-o", str(output), "--report", str(report_path),
                     "--check-numerics",
-                    *RematFlags(int(peak * fraction), algorithm).args(),
+                    *RematFlags(
+                        int(peak * fraction), algorithm, optimal_seconds=FUZZ_OPTIMAL_SECONDS
+                    ).args(),
                 ],
                 timeout_s,
             )  # fmt: skip

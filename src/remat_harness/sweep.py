@@ -51,7 +51,7 @@ from remat_harness.paths import hlo_remat_binary
 from remat_harness.remat_report import RematReport
 from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
-ALGORITHMS = ("standard", "compress", "standardcompress", "path", "xla")
+ALGORITHMS = ("standard", "compress", "standardcompress", "path", "optimal", "xla")
 SCHEDULERS = ("default", "postorder", "DFS", "list")
 
 

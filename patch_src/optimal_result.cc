@@ -1,0 +1,45 @@
+#include "xla/service/remat/optimal_result.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "xla/service/remat/json_text.h"
+
+namespace xla {
+namespace remat {
+
+absl::string_view OptimalOutcomeName(OptimalOutcome outcome) {
+  switch (outcome) {
+    case OptimalOutcome::kNotRun:
+      return "not run";
+    case OptimalOutcome::kSolverPlanKept:
+      return "solver plan kept";
+    case OptimalOutcome::kPathBetter:
+      return "path plan kept: the solver's was no better";
+    case OptimalOutcome::kInfeasible:
+      return "path plan kept: no plan of the model meets the budget";
+    case OptimalOutcome::kTimedOut:
+      return "path plan kept: the time limit passed before the solver had a "
+             "plan";
+  }
+  return "unknown";
+}
+
+std::string OptimalResultJson(const OptimalResult& r) {
+  return absl::StrCat(
+      "{\"outcome\": ", JsonQuote(OptimalOutcomeName(r.outcome)),
+      ", \"solver\": ", JsonQuote(r.solver),
+      ", \"status\": ", JsonQuote(r.status),
+      ", \"seconds\": ", JsonNumber(r.seconds), ", \"columns\": ", r.columns,
+      ", \"rows\": ", r.rows, ", \"model_budget_bytes\": ", r.model_budget,
+      ", \"model_peak_bytes\": ", r.model_peak,
+      ", \"model_extra_flops\": ", JsonNumber(r.model_extra_flops),
+      ", \"path_peak_bytes\": ", r.path_peak,
+      ", \"path_extra_flops\": ", JsonNumber(r.path_extra_flops),
+      ", \"solver_peak_bytes\": ", r.solver_peak,
+      ", \"solver_extra_flops\": ", JsonNumber(r.solver_extra_flops), "}");
+}
+
+}  // namespace remat
+}  // namespace xla
