@@ -30,7 +30,7 @@ std::string OptimalResultJson(const OptimalResult& r) {
   return absl::StrCat(
       "{\"outcome\": ", JsonQuote(OptimalOutcomeName(r.outcome)),
       ", \"solver\": ", JsonQuote(r.solver),
-      ", \"status\": ", JsonQuote(r.status),
+      ", \"status\": ", JsonQuote(r.status), ", \"depth\": ", r.depth,
       ", \"seconds\": ", JsonNumber(r.seconds), ", \"columns\": ", r.columns,
       ", \"rows\": ", r.rows, ", \"model_budget_bytes\": ", r.model_budget,
       ", \"model_peak_bytes\": ", r.model_peak,

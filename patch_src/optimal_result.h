@@ -27,6 +27,7 @@ enum class OptimalOutcome {
 struct OptimalResult {
   OptimalOutcome outcome = OptimalOutcome::kNotRun;
   std::string solver;  // the library (milp_solver.h)
+  int depth = 0;       // the chain depth of the model the plan came from
   std::string status;  // of the last solve (MilpStatusName)
   double seconds = 0;  // in the solver, all solves
   int columns = 0;     // of the last solve

@@ -332,8 +332,9 @@ TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
   EXPECT_TRUE(absl::StrContains(run->report.note, "articulation points"));
 }
 
-// `optimal` keeps whichever of the MILP's plan and `path`'s the simulator
-// finds better: never above `path`, and at the same memory never more FLOPs.
+// `optimal` keeps whichever of the MILP's plans and `path`'s the simulator
+// finds best: where `path` meets the budget, met with no more FLOPs; where
+// it misses, no higher.
 TEST(RematPassTest, OptimalIsNeverWorseThanPath) {
   for (const absl::string_view hlo : {kChain, kPathChain}) {
     for (const int64_t budget : {3 * kValue, 4 * kValue}) {
@@ -348,11 +349,13 @@ TEST(RematPassTest, OptimalIsNeverWorseThanPath) {
       ASSERT_TRUE(mine.optimal.has_value()) << mine.note;
       EXPECT_NE(mine.optimal->outcome, OptimalOutcome::kNotRun);
       EXPECT_TRUE(absl::StrContains(mine.note, "optimal: "));
-      EXPECT_LE(mine.heap_sim_after_bytes, path->report.heap_sim_after_bytes);
-      if (mine.budget_met && path->report.budget_met) {
+      if (path->report.budget_met) {
+        // At the budget, fewer FLOPs is better, whatever the bytes below it.
+        EXPECT_TRUE(mine.budget_met);
         EXPECT_LE(mine.flops_after, path->report.flops_after);
+      } else {
+        EXPECT_LE(mine.heap_sim_after_bytes, path->report.heap_sim_after_bytes);
       }
-      EXPECT_EQ(mine.budget_met, path->report.budget_met || mine.budget_met);
     }
   }
 }

@@ -101,8 +101,9 @@ class Planner {
   // The copies of each value the plan in hand keeps, and the MILP of the
   // schedule (no move in hand).
   CopiesInHand PlanInHand() const { return CopiesOfPlanInHand(state_); }
-  absl::StatusOr<std::unique_ptr<OptimalProblem>> BuildOptimalProblem() const {
-    return OptimalProblem::Build(state_, state_.config().optimal->depth);
+  absl::StatusOr<std::unique_ptr<OptimalProblem>> BuildOptimalProblem(
+      int depth) const {
+    return OptimalProblem::Build(state_, depth);
   }
   absl::StatusOr<OptimalSolve> SolveOptimal(
       const OptimalProblem& problem, int64_t target, double seconds,
@@ -385,6 +386,7 @@ class PlanSearch {
   absl::StatusOr<OptimalSolve> SolveOptimal(const OptimalProblem& problem,
                                             const PlanOutcome& best,
                                             absl::Span<const double> start,
+                                            double seconds,
                                             OptimalResult& report);
   // Planning is deterministic: the whole plan at `aim` again.
   absl::Status MakeWholePlanAgain(int64_t aim) {
@@ -426,7 +428,7 @@ bool BetterPlan(const PlanVerdict& mine, double my_flops,
 
 absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
     const OptimalProblem& problem, const PlanOutcome& best,
-    absl::Span<const double> start, OptimalResult& report) {
+    absl::Span<const double> start, double seconds, OptimalResult& report) {
   const int64_t target = config_.target_bytes;
   std::vector<int64_t> aims;
   if (target > 0) aims.push_back(target);
@@ -435,10 +437,10 @@ absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
   OptimalSolve solve;
   bool timed_out = false;
   for (size_t i = 0; i < aims.size(); ++i) {
-    const double left = config_.optimal->time_limit_seconds -
-                        std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - started)
-                            .count();
+    const double left =
+        seconds - std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
     if (left <= 0) break;
     TF_ASSIGN_OR_RETURN(
         solve,
@@ -465,34 +467,69 @@ absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
 absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
     const PlanOutcome& best) {
   if (!config_.optimal.has_value()) return best;
+  const OptimalConfig& optimal = *config_.optimal;
   OptimalResult report;
   report.solver = std::string(MilpSolverName());
-  TF_ASSIGN_OR_RETURN(const PlanVerdict path, JudgeOrTrack());
-  report.path_peak = path.simulated_peak;
+  TF_ASSIGN_OR_RETURN(PlanVerdict kept, JudgeOrTrack());
+  report.path_peak = kept.simulated_peak;
   report.path_extra_flops = planner_.kept_flops();
+  double kept_flops = report.path_extra_flops;
   const CopiesInHand path_copies = planner_.PlanInHand();
   TF_RETURN_IF_ERROR(planner_.RevertAll());
   last_target_ = -1;  // no plan in hand
-  TF_ASSIGN_OR_RETURN(const std::unique_ptr<OptimalProblem> problem,
-                      planner_.BuildOptimalProblem());
-  const std::vector<double> start = problem->StartFrom(path_copies);
-  TF_ASSIGN_OR_RETURN(const OptimalSolve solve,
-                      SolveOptimal(*problem, best, start, report));
-  if (report.outcome == OptimalOutcome::kNotRun) {
-    TF_ASSIGN_OR_RETURN(const int64_t peak,
-                        planner_.ApplyOptimal(*problem, solve));
-    TF_ASSIGN_OR_RETURN(const PlanVerdict mine, JudgeOrTrack());
-    report.solver_peak = mine.simulated_peak;
-    report.solver_extra_flops = planner_.kept_flops();
-    if (BetterPlan(mine, report.solver_extra_flops, path,
-                   report.path_extra_flops, config_.target_bytes)) {
-      report.outcome = OptimalOutcome::kSolverPlanKept;
-      planner_.set_optimal(std::move(report));
-      solver_plan_ = true;
-      return PlanOutcome{config_.target_bytes, peak, planner_.kept_cost()};
+  // Chains of one first: a smaller model the solver often finishes; then
+  // the deeper one with the rest of the time. Each plan is judged; the best
+  // of them and `path`'s is kept.
+  std::vector<int> depths = {1};
+  if (optimal.depth > 1) depths.push_back(optimal.depth);
+  std::unique_ptr<OptimalProblem> winner;
+  OptimalSolve winning_solve;
+  OptimalResult winning_report;
+  const auto started = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < depths.size(); ++i) {
+    const double left = optimal.time_limit_seconds -
+                        std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    if (left <= 0) break;
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<OptimalProblem> problem,
+                        planner_.BuildOptimalProblem(depths[i]));
+    OptimalResult attempt = report;
+    attempt.depth = depths[i];
+    TF_ASSIGN_OR_RETURN(
+        const OptimalSolve solve,
+        SolveOptimal(*problem, best, problem->StartFrom(path_copies),
+                     i + 1 < depths.size() ? left / 3 : left, attempt));
+    report.seconds = attempt.seconds;
+    if (attempt.outcome != OptimalOutcome::kNotRun) {
+      if (winner == nullptr) report = attempt;
+      continue;
     }
-    report.outcome = OptimalOutcome::kPathBetter;
+    TF_RETURN_IF_ERROR(planner_.ApplyOptimal(*problem, solve).status());
+    TF_ASSIGN_OR_RETURN(const PlanVerdict mine, JudgeOrTrack());
+    attempt.solver_peak = mine.simulated_peak;
+    attempt.solver_extra_flops = planner_.kept_flops();
     TF_RETURN_IF_ERROR(planner_.RevertAll());
+    if (BetterPlan(mine, attempt.solver_extra_flops, kept, kept_flops,
+                   config_.target_bytes)) {
+      kept = mine;
+      kept_flops = attempt.solver_extra_flops;
+      attempt.outcome = OptimalOutcome::kSolverPlanKept;
+      winner = std::move(problem);
+      winning_solve = solve;
+      winning_report = attempt;
+    } else if (winner == nullptr) {
+      attempt.outcome = OptimalOutcome::kPathBetter;
+      report = attempt;
+    }
+  }
+  if (winner != nullptr) {
+    winning_report.seconds = report.seconds;
+    planner_.set_optimal(std::move(winning_report));
+    solver_plan_ = true;
+    TF_ASSIGN_OR_RETURN(const int64_t peak,
+                        planner_.ApplyOptimal(*winner, winning_solve));
+    return PlanOutcome{config_.target_bytes, peak, planner_.kept_cost()};
   }
   TF_ASSIGN_OR_RETURN(PlanOutcome again, PlanFresh(best.target));
   planner_.set_optimal(std::move(report));

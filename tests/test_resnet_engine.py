@@ -106,9 +106,9 @@ def test_a_worse_schedule_is_not_taken(resnet20_step, tmp_path):
 
 @pytest.mark.parametrize("fraction", ["0.5x", "0.33x"])
 def test_optimal_is_never_worse_than_path(resnet20_step, tmp_path, fraction):
-    """`optimal` judges the MILP's plan beside `path`'s and keeps the better:
-    never above `path`'s allocation, and where both meet the budget never
-    more FLOPs. Numerics equal whichever plan is kept."""
+    """`optimal` judges the MILP's plans beside `path`'s and keeps the best:
+    where `path` meets the budget, it meets it with no more FLOPs; where
+    `path` misses, it ends no higher. Numerics equal whichever plan is kept."""
     reports = {}
     for algorithm in ("path", "optimal"):
         run = run_hlo_remat(
@@ -129,7 +129,9 @@ def test_optimal_is_never_worse_than_path(resnet20_step, tmp_path, fraction):
     solve = optimal["optimal"]
     assert solve["solver"] and solve["outcome"], solve
     assert solve["path_peak_bytes"] == path["allocation_after_bytes"], solve
-    assert optimal["allocation_after_bytes"] <= path["allocation_after_bytes"], solve
     if path["budget_met"]:
+        # At the budget, fewer FLOPs is better, whatever the bytes below it.
         assert optimal["budget_met"], solve
         assert optimal["flops_after"] <= path["flops_after"], solve
+    else:
+        assert optimal["allocation_after_bytes"] <= path["allocation_after_bytes"], solve
