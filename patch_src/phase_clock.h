@@ -16,6 +16,12 @@
 namespace xla {
 namespace remat {
 
+// Seconds since `start` on the steady clock.
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 class ScopedPhase {
  public:
   ScopedPhase(RematReport* report, absl::string_view name)
@@ -27,10 +33,7 @@ class ScopedPhase {
 
   ~ScopedPhase() {
     if (report_ == nullptr) return;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-            .count();
-    double own = elapsed;
+    double own = SecondsSince(start_);
     for (const auto& [name, seconds] : split_off_) own -= seconds;
     report_->AddPhase(name_, own > 0 ? own : 0);
     for (const auto& [name, seconds] : split_off_) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -151,30 +152,18 @@ absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text) {
 
 namespace {
 
-// The flags whose value is one number: the compute cap and `optimal`'s
-// solver time.
-absl::Status ApplyNumberFlag(absl::string_view name, absl::string_view value,
-                             RematOptions& options) {
-  if (name == kMaxExtraFlops && absl::AsciiStrToLower(value) == "none") {
-    options.max_extra_flops_fraction = -1;
-    return absl::OkStatus();
-  }
+// `value` as a finite number that `in_range` accepts; otherwise an error
+// naming the flag, the value and `expected`.
+absl::StatusOr<double> ParseNumber(absl::string_view name,
+                                   absl::string_view value,
+                                   absl::FunctionRef<bool(double)> in_range,
+                                   absl::string_view expected) {
   double number = 0;
-  const bool parsed = absl::SimpleAtod(value, &number) && std::isfinite(number);
-  if (name == kMaxExtraFlops) {
-    if (!parsed || number < 0) {
-      return BadValue(name, value,
-                      "a fraction of the module's FLOPs >= 0 such as 0.25, "
-                      "or none (no cap)");
-    }
-    options.max_extra_flops_fraction = number;
-    return absl::OkStatus();
+  if (!absl::SimpleAtod(value, &number) || !std::isfinite(number) ||
+      !in_range(number)) {
+    return BadValue(name, value, expected);
   }
-  if (!parsed || number <= 0) {
-    return BadValue(name, value, "a number of seconds > 0 such as 60");
-  }
-  options.optimal_seconds = number;
-  return absl::OkStatus();
+  return number;
 }
 
 }  // namespace
@@ -244,18 +233,37 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     options.algorithm = *a;
     return absl::OkStatus();
   }
+  auto at_least_zero = [](double number) { return number >= 0; };
   if (name == kSmallNode) {
     if (absl::Status s = require_value(); !s.ok()) return s;
-    double mib = 0;
-    if (!absl::SimpleAtod(value, &mib) || !std::isfinite(mib) || mib < 0) {
-      return BadValue(name, value, "a number of MiB >= 0 (0 disables)");
-    }
-    options.small_node_limit_mib = mib;
+    absl::StatusOr<double> mib = ParseNumber(
+        name, value, at_least_zero, "a number of MiB >= 0 (0 disables)");
+    if (!mib.ok()) return mib.status();
+    options.small_node_limit_mib = *mib;
     return absl::OkStatus();
   }
-  if (name == kMaxExtraFlops || name == kOptimalSeconds) {
+  if (name == kMaxExtraFlops) {
     if (absl::Status s = require_value(); !s.ok()) return s;
-    return ApplyNumberFlag(name, value, options);
+    if (absl::AsciiStrToLower(value) == "none") {
+      options.max_extra_flops_fraction = -1;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<double> fraction =
+        ParseNumber(name, value, at_least_zero,
+                    "a fraction of the module's FLOPs >= 0 such as 0.25, "
+                    "or none (no cap)");
+    if (!fraction.ok()) return fraction.status();
+    options.max_extra_flops_fraction = *fraction;
+    return absl::OkStatus();
+  }
+  if (name == kOptimalSeconds) {
+    if (absl::Status s = require_value(); !s.ok()) return s;
+    absl::StatusOr<double> seconds = ParseNumber(
+        name, value, [](double number) { return number > 0; },
+        "a number of seconds > 0 such as 60");
+    if (!seconds.ok()) return seconds.status();
+    options.optimal_seconds = *seconds;
+    return absl::OkStatus();
   }
   return absl::NotFoundError(
       absl::StrCat("not a rematerialization flag: ", flag));

@@ -26,6 +26,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/milp_solver.h"
 #include "xla/service/remat/optimal_plan.h"
+#include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
@@ -410,14 +411,19 @@ class PlanSearch {
   bool solver_plan_ = false;  // the plan in hand is the MILP's
 };
 
+// Whether the judge kept a plan that is within budget `target` (0: none).
+bool MeetsBudget(const PlanVerdict& verdict, int64_t target) {
+  return verdict.keep && target > 0 && verdict.simulated_peak <= target;
+}
+
 // Whether the plan judged `mine` with `my_flops` is better than `theirs`
 // with `their_flops` at budget `target` (0: none).
 bool BetterPlan(const PlanVerdict& mine, double my_flops,
                 const PlanVerdict& theirs, double their_flops, int64_t target) {
   if (!mine.keep) return false;
   if (!theirs.keep) return true;
-  const bool i_meet = target > 0 && mine.simulated_peak <= target;
-  const bool they_meet = target > 0 && theirs.simulated_peak <= target;
+  const bool i_meet = MeetsBudget(mine, target);
+  const bool they_meet = MeetsBudget(theirs, target);
   if (i_meet != they_meet) return i_meet;
   if (i_meet) return my_flops < their_flops;
   if (mine.simulated_peak != theirs.simulated_peak) {
@@ -437,10 +443,7 @@ absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
   OptimalSolve solve;
   bool timed_out = false;
   for (size_t i = 0; i < aims.size(); ++i) {
-    const double left =
-        seconds - std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
+    const double left = seconds - SecondsSince(started);
     if (left <= 0) break;
     TF_ASSIGN_OR_RETURN(
         solve,
@@ -468,72 +471,68 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
     const PlanOutcome& best) {
   if (!config_.optimal.has_value()) return best;
   const OptimalConfig& optimal = *config_.optimal;
-  OptimalResult report;
-  report.solver = std::string(MilpSolverName());
+  OptimalResult path_figures;
+  path_figures.solver = std::string(MilpSolverName());
   TF_ASSIGN_OR_RETURN(PlanVerdict kept, JudgeOrTrack());
-  report.path_peak = kept.simulated_peak;
-  report.path_extra_flops = planner_.kept_flops();
-  double kept_flops = report.path_extra_flops;
+  path_figures.path_peak = kept.simulated_peak;
+  path_figures.path_extra_flops = planner_.kept_flops();
+  double kept_flops = path_figures.path_extra_flops;
   const CopiesInHand path_copies = planner_.PlanInHand();
   TF_RETURN_IF_ERROR(planner_.RevertAll());
   last_target_ = -1;  // no plan in hand
   // Chains of one first: a smaller model the solver often finishes; then
   // the deeper one with the rest of the time. Each plan is judged; the best
-  // of them and `path`'s is kept.
+  // of them and `path`'s is kept. The report shows the kept plan's solve,
+  // else the last one's.
   std::vector<int> depths = {1};
   if (optimal.depth > 1) depths.push_back(optimal.depth);
   std::unique_ptr<OptimalProblem> winner;
   OptimalSolve winning_solve;
-  OptimalResult winning_report;
+  OptimalResult shown = path_figures;
+  double solver_seconds = 0;
   const auto started = std::chrono::steady_clock::now();
   for (size_t i = 0; i < depths.size(); ++i) {
-    const double left = optimal.time_limit_seconds -
-                        std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - started)
-                            .count();
+    const double left = optimal.time_limit_seconds - SecondsSince(started);
     if (left <= 0) break;
     TF_ASSIGN_OR_RETURN(std::unique_ptr<OptimalProblem> problem,
                         planner_.BuildOptimalProblem(depths[i]));
-    OptimalResult attempt = report;
+    OptimalResult attempt = path_figures;
     attempt.depth = depths[i];
     TF_ASSIGN_OR_RETURN(
         const OptimalSolve solve,
         SolveOptimal(*problem, best, problem->StartFrom(path_copies),
                      i + 1 < depths.size() ? left / 3 : left, attempt));
-    report.seconds = attempt.seconds;
-    if (attempt.outcome != OptimalOutcome::kNotRun) {
-      if (winner == nullptr) report = attempt;
-      continue;
-    }
-    TF_RETURN_IF_ERROR(planner_.ApplyOptimal(*problem, solve).status());
-    TF_ASSIGN_OR_RETURN(const PlanVerdict mine, JudgeOrTrack());
-    attempt.solver_peak = mine.simulated_peak;
-    attempt.solver_extra_flops = planner_.kept_flops();
-    TF_RETURN_IF_ERROR(planner_.RevertAll());
-    if (BetterPlan(mine, attempt.solver_extra_flops, kept, kept_flops,
-                   config_.target_bytes)) {
-      kept = mine;
-      kept_flops = attempt.solver_extra_flops;
-      attempt.outcome = OptimalOutcome::kSolverPlanKept;
-      winner = std::move(problem);
-      winning_solve = solve;
-      winning_report = attempt;
-    } else if (winner == nullptr) {
+    solver_seconds += attempt.seconds;
+    if (attempt.outcome == OptimalOutcome::kNotRun) {
+      TF_RETURN_IF_ERROR(planner_.ApplyOptimal(*problem, solve).status());
+      TF_ASSIGN_OR_RETURN(const PlanVerdict mine, JudgeOrTrack());
+      attempt.solver_peak = mine.simulated_peak;
+      attempt.solver_extra_flops = planner_.kept_flops();
+      TF_RETURN_IF_ERROR(planner_.RevertAll());
       attempt.outcome = OptimalOutcome::kPathBetter;
-      report = attempt;
+      if (BetterPlan(mine, attempt.solver_extra_flops, kept, kept_flops,
+                     config_.target_bytes)) {
+        kept = mine;
+        kept_flops = attempt.solver_extra_flops;
+        attempt.outcome = OptimalOutcome::kSolverPlanKept;
+        winner = std::move(problem);
+        winning_solve = solve;
+      }
+    }
+    if (winner == nullptr ||
+        attempt.outcome == OptimalOutcome::kSolverPlanKept) {
+      shown = attempt;
     }
   }
+  shown.seconds = solver_seconds;
+  planner_.set_optimal(std::move(shown));
   if (winner != nullptr) {
-    winning_report.seconds = report.seconds;
-    planner_.set_optimal(std::move(winning_report));
     solver_plan_ = true;
     TF_ASSIGN_OR_RETURN(const int64_t peak,
                         planner_.ApplyOptimal(*winner, winning_solve));
     return PlanOutcome{config_.target_bytes, peak, planner_.kept_cost()};
   }
-  TF_ASSIGN_OR_RETURN(PlanOutcome again, PlanFresh(best.target));
-  planner_.set_optimal(std::move(report));
-  return again;
+  return PlanFresh(best.target);
 }
 
 absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
@@ -545,9 +544,7 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
                       planner_.PlannedCopy());
   TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config_.keep_plan(*planned));
-  planner_.add_judge_seconds(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - judging)
-          .count());
+  planner_.add_judge_seconds(SecondsSince(judging));
   return verdict;
 }
 
@@ -601,14 +598,12 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
     return verdict.keep ? verdict.simulated_peak
                         : std::numeric_limits<int64_t>::max();
   };
-  auto meets_budget = [&](const PlanVerdict& verdict) {
-    return verdict.keep && verdict.simulated_peak <= target;
-  };
   // Missed by the tracker's count, met by the judge's: the tracker can count
   // a buffer the simulator shares (concatenations on CPU).
   const bool tracker_missed = best.peak > target;
   TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
-  const bool chains_meet = meets_budget(with_chains) && planner_.has_moves();
+  const bool chains_meet =
+      MeetsBudget(with_chains, target) && planner_.has_moves();
   if (!tracker_missed && !chains_meet) return best;
   TF_RETURN_IF_ERROR(UseChains(false));
   TF_ASSIGN_OR_RETURN(PlanOutcome single, BestPlan());
@@ -627,7 +622,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
     single.cost = planner_.kept_cost();
     if (single.cost < best.cost) {
       TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
-      if (meets_budget(without)) {
+      if (MeetsBudget(without, target)) {
         planner_.set_chains_dropped(ChainsDropped::kCheaper);
         return single;
       }
