@@ -493,6 +493,7 @@ class RematDriver {
     report_.recomputed = result.recomputed;
     report_.compressed = result.compressed;
     report_.undone = result.undone;
+    report_.out_of_line = result.out_of_line;
     report_.pinned = result.pinned;
     report_.decisions = std::move(result.decisions);
     if (options_.algorithm == RematAlgorithm::kStandardCompress &&

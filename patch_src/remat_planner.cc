@@ -45,6 +45,12 @@ namespace {
 // targets evenly between it and the starting peak.
 constexpr int kTargetLadderSteps = 4;
 
+// A recomputation and its FLOPs per byte of peak saved.
+struct PricedMove {
+  int move_index;
+  double flops_per_byte;
+};
+
 // A finished plan, as the driver compares them.
 struct PlanOutcome {
   int64_t target = 0;
@@ -130,6 +136,12 @@ class Planner {
   // Takes back, costliest per byte saved first, each move the plan's peak
   // (or the target, if higher) holds without. Returns how many.
   absl::StatusOr<int> TakeBackUnneeded(int64_t target, bool recompute_only);
+  // The rule on FLOPs per byte (PlannerConfig::out_of_line_factor): the
+  // recomputations whose FLOPs per byte of peak saved pass the factor times
+  // the plan's own, dearest first.
+  std::vector<PricedMove> OutOfLineMoves();
+  // Takes those back, each priced again at its turn. Returns how many.
+  absl::StatusOr<int> TakeBackOutOfLine();
 
  private:
   absl::Status Sweep(int64_t target);
@@ -144,6 +156,14 @@ class Planner {
     return TakeBackUnneeded(target, /*recompute_only=*/true).status();
   }
   bool Undoable(int move_index) const;
+  // Takes back move `move_index` and reports it.
+  absl::Status TakeBack(int move_index);
+  // FLOPs per byte the peak rises by without move `move_index`; negative
+  // when it does not rise (the move is unneeded, not dear).
+  double FlopsPerPeakByte(int move_index);
+  // The plan's extra FLOPs per byte it took off the peak (infinite when it
+  // took nothing off).
+  double PlanPrice() const;
 
   PlannerState state_;
 };
@@ -257,17 +277,80 @@ absl::StatusOr<int> Planner::TakeBackUnneeded(int64_t target,
   int taken_back = 0;
   for (int move_index : order) {
     if (!Undoable(move_index)) continue;
-    const AppliedMove& move = moves[move_index];
-    if (state_.liveness().PeakWithout(move.liveness) > limit) continue;
-    TF_RETURN_IF_ERROR(RevertMove(state_, move_index));
-    MarkScoresStale(state_, move);
-    PlannerResult& result = state_.result();
-    RematDecision decision = result.decisions[move.decision];
-    decision.action = RematAction::kTakeBack;
-    result.decisions.push_back(std::move(decision));
-    ++result.undone;
+    if (state_.liveness().PeakWithout(moves[move_index].liveness) > limit) {
+      continue;
+    }
+    TF_RETURN_IF_ERROR(TakeBack(move_index));
     ++taken_back;
   }
+  return taken_back;
+}
+
+absl::Status Planner::TakeBack(int move_index) {
+  const AppliedMove& move = state_.moves()[move_index];
+  TF_RETURN_IF_ERROR(RevertMove(state_, move_index));
+  MarkScoresStale(state_, move);
+  PlannerResult& result = state_.result();
+  RematDecision decision = result.decisions[move.decision];
+  decision.action = RematAction::kTakeBack;
+  result.decisions.push_back(std::move(decision));
+  ++result.undone;
+  return absl::OkStatus();
+}
+
+double Planner::FlopsPerPeakByte(int move_index) {
+  LivenessModel& liveness = state_.liveness();
+  const AppliedMove& move = state_.moves()[move_index];
+  const int64_t saved = liveness.PeakWithout(move.liveness) - liveness.Max();
+  if (saved <= 0) return -1;
+  return move.flops / static_cast<double>(saved);
+}
+
+double Planner::PlanPrice() const {
+  const int64_t saved =
+      state_.result().initial_peak_bytes - state_.liveness().Max();
+  if (saved <= 0) return std::numeric_limits<double>::infinity();
+  return state_.moves().KeptFlops() / saved;
+}
+
+std::vector<PricedMove> Planner::OutOfLineMoves() {
+  std::vector<PricedMove> dear;
+  const double factor = state_.config().out_of_line_factor;
+  if (factor <= 0) return dear;
+  const double limit = factor * PlanPrice();
+  const MoveLog& moves = state_.moves();
+  for (int move_index = 0; move_index < moves.size(); ++move_index) {
+    if (!Undoable(move_index) ||
+        moves[move_index].kind != MoveKind::kRecompute ||
+        moves[move_index].flops <= 0) {
+      continue;
+    }
+    const double flops_per_byte = FlopsPerPeakByte(move_index);
+    if (flops_per_byte > limit) dear.push_back({move_index, flops_per_byte});
+  }
+  std::stable_sort(dear.begin(), dear.end(),
+                   [](const PricedMove& a, const PricedMove& b) {
+                     return a.flops_per_byte > b.flops_per_byte;
+                   });
+  return dear;
+}
+
+absl::StatusOr<int> Planner::TakeBackOutOfLine() {
+  const double factor = state_.config().out_of_line_factor;
+  PlannerResult& result = state_.result();
+  int taken_back = 0;
+  for (const PricedMove& dear : OutOfLineMoves()) {
+    // Prices move as moves go (the plan's too): each is priced again at its
+    // turn.
+    if (!Undoable(dear.move_index) ||
+        FlopsPerPeakByte(dear.move_index) <= factor * PlanPrice()) {
+      continue;
+    }
+    TF_RETURN_IF_ERROR(TakeBack(dear.move_index));
+    ++result.out_of_line;
+    ++taken_back;
+  }
+  result.planned_peak_bytes = state_.liveness().Max();
   return taken_back;
 }
 
@@ -291,6 +374,7 @@ absl::Status Planner::RevertAll() {
   PlannerResult& result = state_.result();
   result.decisions.clear();
   result.undone = 0;
+  result.out_of_line = 0;
   result.planned_peak_bytes = state_.liveness().Max();
   state_.values().DeactivateAll();
   MarkAllScoresStale(state_);
@@ -374,6 +458,10 @@ class PlanSearch {
   }
   // Judges the plan in hand by the platform's figure (keep_plan).
   absl::StatusOr<PlanVerdict> Judge();
+  // The rule on FLOPs per byte, on the plan in hand, unless it meets the
+  // budget by the platform's figure: the budget comes first, and the compute
+  // cap bounds what it spends.
+  absl::Status ApplyOutOfLineRule();
   // Judge(), or without a judge the tracker's peak.
   absl::StatusOr<PlanVerdict> JudgeOrTrack() {
     if (config_.keep_plan == nullptr) {
@@ -389,10 +477,13 @@ class PlanSearch {
                                             absl::Span<const double> start,
                                             double seconds,
                                             OptimalResult& report);
-  // Planning is deterministic: the whole plan at `aim` again.
+  // Planning is deterministic: the whole plan at `aim` again, under the
+  // rule on FLOPs per byte.
   absl::Status MakeWholePlanAgain(int64_t aim) {
     TF_RETURN_IF_ERROR(planner_.RevertAll());
-    return planner_.Plan(aim).status();
+    TF_RETURN_IF_ERROR(planner_.Plan(aim).status());
+    if (!out_of_line_rule_applied_) return absl::OkStatus();
+    return planner_.TakeBackOutOfLine().status();
   }
 
   // Plans from now on with chains or without; the plan in hand goes.
@@ -409,6 +500,8 @@ class PlanSearch {
   bool chains_;  // config_.chains until CompareWithoutChains changes it
   int64_t last_target_;
   bool solver_plan_ = false;  // the plan in hand is the MILP's
+  // The plan kept took back its moves far out of line.
+  bool out_of_line_rule_applied_ = false;
 };
 
 // Whether the judge kept a plan that is within budget `target` (0: none).
@@ -548,6 +641,16 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   return verdict;
 }
 
+absl::Status PlanSearch::ApplyOutOfLineRule() {
+  if (planner_.OutOfLineMoves().empty()) return absl::OkStatus();
+  if (config_.keep_plan != nullptr && config_.target_bytes > 0) {
+    TF_ASSIGN_OR_RETURN(const PlanVerdict verdict, Judge());
+    if (MeetsBudget(verdict, config_.target_bytes)) return absl::OkStatus();
+  }
+  out_of_line_rule_applied_ = true;
+  return planner_.TakeBackOutOfLine().status();
+}
+
 absl::StatusOr<PlanOutcome> PlanSearch::BestPlan() {
   const int64_t target = config_.target_bytes;
   TF_ASSIGN_OR_RETURN(PlanOutcome best, Plan(target));
@@ -636,17 +739,21 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
 // budget) holds without. The tracker and the simulator can disagree on a move
 // (operand buffer reuse), so the simulator judges the plan without them: kept
 // if it meets the budget or is no higher than the whole plan; otherwise the
-// whole plan is made again. `path` undid its own chains already.
+// whole plan is made again. `path` undid its own chains already. First, the
+// rule on FLOPs per byte: on the plan kept only, so that the search compares
+// the plans it would make without it.
 absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
     const PlanOutcome& best) {
   const int64_t target = config_.target_bytes;
+  TF_RETURN_IF_ERROR(ApplyOutOfLineRule());
   if (config_.keep_plan == nullptr || !planner_.has_moves()) {
     return planner_.Materialize();
   }
+  const int64_t peak = planner_.tracker_peak();
   bool trimmed_first = false;
   // The MILP's moves are what the model needs; `path`'s chains were undone.
   const bool undone_already = chains_ || solver_plan_;
-  if (!undone_already && target > 0 && best.peak <= target) {
+  if (!undone_already && target > 0 && peak <= target) {
     // The tracker sees the budget met: the trimmed plan is judged first,
     // and when the simulator sees it within the budget one judgement does.
     TF_ASSIGN_OR_RETURN(
@@ -688,6 +795,7 @@ void PlannerResult::AddMovesOf(PlannerResult other) {
   recomputed += other.recomputed;
   compressed += other.compressed;
   undone += other.undone;
+  out_of_line += other.out_of_line;
   instructions_added += other.instructions_added;
   instructions_removed += other.instructions_removed;
   pinned += other.pinned;

@@ -54,6 +54,9 @@ struct OptimalConfig {
   double relative_gap = 1e-4;
 };
 
+// The default PlannerConfig::out_of_line_factor.
+inline constexpr double kOutOfLineFactor = 8;
+
 struct PlannerConfig {
   // Live bytes to reach at every position; 0 means as low as possible.
   int64_t target_bytes = 0;
@@ -70,6 +73,13 @@ struct PlannerConfig {
   // FLOPs the kept moves may add in all (cost_model.h's RecomputeFlops);
   // negative: no cap. A move that would pass it is not made.
   double max_extra_flops = -1;
+  // The rule on FLOPs per byte: no recomputation in the plan kept may spend
+  // more than this many times the plan's own FLOPs per byte of peak saved
+  // (the plan's extra FLOPs over the bytes it takes off the tracker's peak),
+  // a move's price being its FLOPs over what the peak rises by without it.
+  // Not where the plan meets the budget by keep_plan's figure: the budget
+  // comes first, and max_extra_flops bounds what it spends. 0: no rule.
+  double out_of_line_factor = kOutOfLineFactor;
   // The planned computation's memory model on its current schedule, when
   // the caller has it (built otherwise).
   std::shared_ptr<const ComputationMemory> entry_memory;
@@ -95,9 +105,11 @@ enum class ChainsDropped {
 };
 
 struct PlannerResult {
-  int recomputed = 0;    // clones in the result
-  int compressed = 0;    // values kept compact in the result
-  int undone = 0;        // moves taken back: the peak held without them
+  int recomputed = 0;  // clones in the result
+  int compressed = 0;  // values kept compact in the result
+  int undone = 0;      // moves taken back: the peak held without them
+  // Of those, the ones the rule on FLOPs per byte took back.
+  int out_of_line = 0;
   int compressible = 0;  // values that have a smaller compact form
   int articulation_points = 0;
   int instructions_added = 0;    // clones, copies and the bitcasts they need

@@ -177,6 +177,93 @@ TEST(RematPlannerTest, ACapOfNoFlopsMakesNoMoveAndSaysSo) {
   EXPECT_EQ(EntrySize(*planned->module), 9);
 }
 
+// Twelve cheap values (a negate of the parameter each) and one dear one (a
+// matrix product, 128 FLOPs per element) wait across a wide middle for a
+// late sum. Recomputing any of them frees the same 16 KiB there; the
+// product's FLOPs per byte are about twelve times the plan's.
+std::string CheapValuesAndOneDear() {
+  // The braces of ENTRY in plain literals, where function-length lint
+  // ignores them.
+  std::string hlo = "HloModule dear, is_scheduled=true\nENTRY main {\n";
+  absl::StrAppend(&hlo, R"(
+  p = f32[64,64]{1,0} parameter(0)
+  dear = f32[64,64]{1,0} dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)");
+  for (int i = 0; i < 12; ++i) {
+    absl::StrAppend(&hlo, "  v", i, " = f32[64,64]{1,0} negate(p)\n");
+  }
+  absl::StrAppend(&hlo, R"(  one = f32[] constant(1)
+  w0 = f32[256,256]{1,0} broadcast(one), dimensions={}
+  w1 = f32[256,256]{1,0} exponential(w0)
+  w2 = f32[256,256]{1,0} tanh(w1)
+  s = f32[64,64]{1,0} slice(w2), slice={[0:64], [0:64]}
+  t = f32[64,64]{1,0} add(s, dear)
+)");
+  for (int i = 0; i < 12; ++i) {
+    const std::string sum = i == 0 ? "t" : absl::StrCat("sum", i - 1);
+    absl::StrAppend(&hlo, i == 11 ? "  ROOT " : "  ", "sum", i,
+                    " = f32[64,64]{1,0} add(", sum, ", v", i, ")\n");
+  }
+  absl::StrAppend(&hlo, "}\n");
+  return hlo;
+}
+
+TEST(RematPlannerTest, ARecomputationFarDearerPerByteThanThePlanIsTakenBack) {
+  const std::string hlo = CheapValuesAndOneDear();
+  PlannerConfig no_rule = AsLowAsPossible();
+  no_rule.out_of_line_factor = 0;
+  absl::StatusOr<Planned> without = Plan(hlo, no_rule);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->result.recomputed, 13);
+  EXPECT_EQ(without->result.out_of_line, 0);
+
+  absl::StatusOr<Planned> with = Plan(hlo, AsLowAsPossible());
+  ASSERT_TRUE(with.ok()) << with.status();
+  const PlannerResult& result = with->result;
+  EXPECT_EQ(result.recomputed, 12);
+  EXPECT_EQ(result.out_of_line, 1);
+  EXPECT_EQ(result.undone, 1);
+  ASSERT_FALSE(result.decisions.empty());
+  EXPECT_EQ(result.decisions.back().action, RematAction::kTakeBack);
+  EXPECT_EQ(result.decisions.back().value, "dear");
+  // The peak pays for it: the product waits across the middle again.
+  EXPECT_EQ(result.planned_peak_bytes,
+            without->result.planned_peak_bytes + 64 * 64 * 4);
+  EXPECT_LT(result.extra_flops, without->result.extra_flops / 10);
+  EXPECT_TRUE(with->module->schedule().Verify().ok());
+}
+
+TEST(RematPlannerTest, TheBudgetComesBeforeTheRuleOnFlopsPerByte) {
+  // The judge sees the budget met: the dear product stays, as the budget may
+  // need it (the compute cap bounds it).
+  PlannerConfig config = AsLowAsPossible();
+  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true, /*simulated_peak=*/1, ""};
+  };
+  absl::StatusOr<Planned> met = Plan(CheapValuesAndOneDear(), config);
+  ASSERT_TRUE(met.ok()) << met.status();
+  EXPECT_EQ(met->result.out_of_line, 0);
+  EXPECT_EQ(met->result.recomputed, 13);
+  // Missed by the judge's figure: the rule takes it back.
+  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true, /*simulated_peak=*/2, ""};
+  };
+  absl::StatusOr<Planned> missed = Plan(CheapValuesAndOneDear(), config);
+  ASSERT_TRUE(missed.ok()) << missed.status();
+  EXPECT_EQ(missed->result.out_of_line, 1);
+  EXPECT_EQ(missed->result.recomputed, 12);
+}
+
+TEST(RematPlannerTest, AMoveInLineWithThePlanStays) {
+  // At a factor of 16 the product (about 12 times the plan's price) stays.
+  PlannerConfig config = AsLowAsPossible();
+  config.out_of_line_factor = 16;
+  absl::StatusOr<Planned> planned = Plan(CheapValuesAndOneDear(), config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->result.recomputed, 13);
+  EXPECT_EQ(planned->result.out_of_line, 0);
+}
+
 TEST(RematPlannerTest, ValuesAtOrBelowTheSizeLimitAreNoCandidates) {
   PlannerConfig config = AsLowAsPossible();
   config.min_candidate_bytes = kValue;

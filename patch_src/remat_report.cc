@@ -121,6 +121,7 @@ std::string RematReport::ToJson() const {
   field("recomputed", absl::StrCat(recomputed));
   field("compressed", absl::StrCat(compressed));
   field("undone", absl::StrCat(undone));
+  field("out_of_line", absl::StrCat(out_of_line));
   field("pinned", absl::StrCat(pinned));
   field("invariant_stacks_removed", absl::StrCat(invariant_stacks_removed));
   field("invariant_stack_bytes", absl::StrCat(invariant_stack_bytes));

@@ -79,6 +79,9 @@ struct RematReport {
   int64_t recomputed = 0;
   int64_t compressed = 0;
   int64_t undone = 0;
+  // Of `undone`, the recomputations the rule on FLOPs per byte took back
+  // (remat_planner.h, PlannerConfig::out_of_line_factor).
+  int64_t out_of_line = 0;
   int64_t pinned = 0;
   // Loop stacks of one invariant value, read instead (invariant_stacks.h).
   int64_t invariant_stacks_removed = 0;

@@ -43,6 +43,7 @@ class RematReport:
     recomputed: int
     compressed: int
     undone: int
+    out_of_line: int  # of undone: recomputations the FLOPs-per-byte rule took back
     pinned: int
     invariant_stacks_removed: int
     invariant_stack_bytes: int

@@ -404,6 +404,7 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         recomputed=r.recomputed,
         compressed=r.compressed,
         undone=r.undone,
+        out_of_line=r.out_of_line,
         instructions_added=r.instructions_added,
         note=r.note,
         step_time_before_s=r.step_time_before_s,
