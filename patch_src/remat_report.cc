@@ -123,6 +123,8 @@ std::string RematReport::ToJson() const {
   field("undone", absl::StrCat(undone));
   field("out_of_line", absl::StrCat(out_of_line));
   field("pinned", absl::StrCat(pinned));
+  field("hoisted", absl::StrCat(hoisted));
+  field("hoisted_bytes", absl::StrCat(hoisted_bytes));
   field("invariant_stacks_removed", absl::StrCat(invariant_stacks_removed));
   field("invariant_stack_bytes", absl::StrCat(invariant_stack_bytes));
   field("flops_before", JsonNumber(flops_before));

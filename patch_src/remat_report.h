@@ -83,6 +83,10 @@ struct RematReport {
   // (remat_planner.h, PlannerConfig::out_of_line_factor).
   int64_t out_of_line = 0;
   int64_t pinned = 0;
+  // Last readers moved earlier in the schedule (last_reader_hoist.h), and
+  // the bytes they free between their new and old places.
+  int64_t hoisted = 0;
+  int64_t hoisted_bytes = 0;
   // Loop stacks of one invariant value, read instead (invariant_stacks.h).
   int64_t invariant_stacks_removed = 0;
   int64_t invariant_stack_bytes = 0;

@@ -45,6 +45,8 @@ class RematReport:
     undone: int
     out_of_line: int  # of undone: recomputations the FLOPs-per-byte rule took back
     pinned: int
+    hoisted: int  # last readers moved earlier in the schedule
+    hoisted_bytes: int  # what they free between their new and old places
     invariant_stacks_removed: int
     invariant_stack_bytes: int
     flops_before: float

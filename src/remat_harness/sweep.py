@@ -405,6 +405,7 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         compressed=r.compressed,
         undone=r.undone,
         out_of_line=r.out_of_line,
+        hoisted=r.hoisted,
         instructions_added=r.instructions_added,
         note=r.note,
         step_time_before_s=r.step_time_before_s,

@@ -1,0 +1,183 @@
+#include "xla/service/remat/last_reader_hoist.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/size_function.h"
+#include "xla/tsl/platform/statusor.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+constexpr int64_t kBig = 256 * 256 * 4;  // f32[256,256]
+constexpr int64_t kRow = 256 * 4;        // f32[256]
+
+// `dw` reads `x` and `dy` last, at the end, and defines one row: a weight
+// gradient the scheduler left behind the rest of the step (m1..m3).
+constexpr absl::string_view kLateGradient = R"(
+HloModule late_gradient, is_scheduled=true
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+fused_gradient {
+  in_x = f32[256,256]{1,0} parameter(0)
+  in_dy = f32[256,256]{1,0} parameter(1)
+  product = f32[256,256]{1,0} multiply(in_x, in_dy)
+  init = f32[] constant(0)
+  ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
+}
+
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  dy = f32[256,256]{1,0} tanh(p)
+  m1 = f32[256,256]{1,0} negate(p)
+  m2 = f32[256,256]{1,0} exponential(m1)
+  m3 = f32[256,256]{1,0} tanh(m2)
+  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
+  ROOT out = (f32[256]{0}, f32[256,256]{1,0}) tuple(dw, m3)
+})";
+
+struct Hoisted {
+  std::unique_ptr<HloModule> module;
+  HoistResult result;
+  std::vector<std::string> order;  // the entry's schedule, by name
+};
+
+absl::StatusOr<Hoisted> Hoist(absl::string_view hlo) {
+  Hoisted hoisted;
+  TF_ASSIGN_OR_RETURN(hoisted.module, ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(hoisted.result, HoistLastReaders(hoisted.module.get(),
+                                                       PlainBytes, nullptr));
+  for (const HloInstruction* instruction :
+       hoisted.module->schedule()
+           .sequence(hoisted.module->entry_computation())
+           .instructions()) {
+    hoisted.order.emplace_back(instruction->name());
+  }
+  return hoisted;
+}
+
+TEST(LastReaderHoistTest, AGradientRunsRightAfterWhatItReads) {
+  absl::StatusOr<Hoisted> hoisted = Hoist(kLateGradient);
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 1);
+  EXPECT_EQ(hoisted->result.bytes_freed, 2 * kBig - kRow);
+  EXPECT_EQ(hoisted->order,
+            (std::vector<std::string>{"p", "x", "dy", "dw", "m1", "m2", "m3",
+                                      "out"}));
+  EXPECT_TRUE(hoisted->module->schedule().Verify().ok());
+}
+
+TEST(LastReaderHoistTest, ItStaysBehindTheOtherReadersOfWhatDies) {
+  // `other` reads `x` after m1: `dw` may free `x` only after it.
+  constexpr absl::string_view kOtherReader = R"(
+HloModule other_reader, is_scheduled=true
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused_gradient {
+  in_x = f32[256,256]{1,0} parameter(0)
+  in_dy = f32[256,256]{1,0} parameter(1)
+  product = f32[256,256]{1,0} multiply(in_x, in_dy)
+  init = f32[] constant(0)
+  ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
+}
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  x = f32[256,256]{1,0} exponential(p)
+  dy = f32[256,256]{1,0} tanh(p)
+  m1 = f32[256,256]{1,0} negate(p)
+  other = f32[256]{0} reduce(x, zero), dimensions={0}, to_apply=sum
+  m2 = f32[256,256]{1,0} exponential(m1)
+  m3 = f32[256,256]{1,0} tanh(m2)
+  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
+  ROOT out = (f32[256]{0}, f32[256,256]{1,0}, f32[256]{0}) tuple(dw, m3, other)
+})";
+  absl::StatusOr<Hoisted> hoisted = Hoist(kOtherReader);
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 1);
+  EXPECT_EQ(hoisted->order,
+            (std::vector<std::string>{"p", "zero", "x", "dy", "m1", "other",
+                                      "dw", "m2", "m3", "out"}));
+}
+
+TEST(LastReaderHoistTest, NothingMovesThatFreesNoMoreThanItHolds) {
+  // A late negate of `x` frees `x` and holds as much again.
+  constexpr absl::string_view kSameSize = R"(
+HloModule same_size, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  m1 = f32[256,256]{1,0} negate(p)
+  m2 = f32[256,256]{1,0} exponential(m1)
+  late = f32[256,256]{1,0} negate(x)
+  ROOT out = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(late, m2)
+})";
+  absl::StatusOr<Hoisted> hoisted = Hoist(kSameSize);
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 0);
+  EXPECT_EQ(hoisted->order[4], "late");
+}
+
+TEST(LastReaderHoistTest, ParametersNeverDieSoReadingThemFreesNothing) {
+  constexpr absl::string_view kReadsParameters = R"(
+HloModule reads_parameters, is_scheduled=true
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  m1 = f32[256,256]{1,0} negate(p)
+  m2 = f32[256,256]{1,0} exponential(m1)
+  zero = f32[] constant(0)
+  row = f32[256]{0} reduce(p, zero), dimensions={0}, to_apply=sum
+  ROOT out = (f32[256]{0}, f32[256,256]{1,0}) tuple(row, m2)
+})";
+  absl::StatusOr<Hoisted> hoisted = Hoist(kReadsParameters);
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 0);
+}
+
+TEST(LastReaderHoistTest, AControlEdgeKeepsItWhereItIs) {
+  const std::string hlo = absl::StrReplaceAll(
+      kLateGradient, {{"calls=fused_gradient",
+                       "calls=fused_gradient, control-predecessors={m3}"}});
+  absl::StatusOr<Hoisted> hoisted = Hoist(hlo);
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 0);
+  EXPECT_EQ(hoisted->order[6], "dw");
+}
+
+TEST(LastReaderHoistTest, NeedsASchedule) {
+  const std::string unscheduled =
+      absl::StrReplaceAll(kLateGradient, {{", is_scheduled=true", ""}});
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseAndReturnUnverifiedModule(unscheduled);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_FALSE(HoistLastReaders(module->get(), PlainBytes, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
