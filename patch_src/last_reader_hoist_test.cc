@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -25,15 +26,14 @@ constexpr int64_t kRow = 256 * 4;        // f32[256]
 
 // `dw` reads `x` and `dy` last, at the end, and defines one row: a weight
 // gradient the scheduler left behind the rest of the step (m1..m3).
-constexpr absl::string_view kLateGradient = R"(
-HloModule late_gradient, is_scheduled=true
-
+// The reduction and the fused weight gradient (a row of x * dy) the modules
+// below call.
+constexpr absl::string_view kGradientComputations = R"(
 sum {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
 }
-
 fused_gradient {
   in_x = f32[256,256]{1,0} parameter(0)
   in_dy = f32[256,256]{1,0} parameter(1)
@@ -41,7 +41,15 @@ fused_gradient {
   init = f32[] constant(0)
   ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
 }
+)";
 
+// A module of `kGradientComputations` and `entry`, scheduled as written.
+std::string GradientModule(absl::string_view entry) {
+  return absl::StrCat("HloModule gradient, is_scheduled=true\n",
+                      kGradientComputations, entry);
+}
+
+constexpr absl::string_view kLateGradient = R"(
 ENTRY main {
   p = f32[256,256]{1,0} parameter(0)
   x = f32[256,256]{1,0} exponential(p)
@@ -74,7 +82,7 @@ absl::StatusOr<Hoisted> Hoist(absl::string_view hlo) {
 }
 
 TEST(LastReaderHoistTest, AGradientRunsRightAfterWhatItReads) {
-  absl::StatusOr<Hoisted> hoisted = Hoist(kLateGradient);
+  absl::StatusOr<Hoisted> hoisted = Hoist(GradientModule(kLateGradient));
   ASSERT_TRUE(hoisted.ok()) << hoisted.status();
   EXPECT_EQ(hoisted->result.moved, 1);
   EXPECT_EQ(hoisted->result.bytes_freed, 2 * kBig - kRow);
@@ -87,19 +95,6 @@ TEST(LastReaderHoistTest, AGradientRunsRightAfterWhatItReads) {
 TEST(LastReaderHoistTest, ItStaysBehindTheOtherReadersOfWhatDies) {
   // `other` reads `x` after m1: `dw` may free `x` only after it.
   constexpr absl::string_view kOtherReader = R"(
-HloModule other_reader, is_scheduled=true
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-fused_gradient {
-  in_x = f32[256,256]{1,0} parameter(0)
-  in_dy = f32[256,256]{1,0} parameter(1)
-  product = f32[256,256]{1,0} multiply(in_x, in_dy)
-  init = f32[] constant(0)
-  ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
-}
 ENTRY main {
   p = f32[256,256]{1,0} parameter(0)
   zero = f32[] constant(0)
@@ -112,7 +107,7 @@ ENTRY main {
   dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
   ROOT out = (f32[256]{0}, f32[256,256]{1,0}, f32[256]{0}) tuple(dw, m3, other)
 })";
-  absl::StatusOr<Hoisted> hoisted = Hoist(kOtherReader);
+  absl::StatusOr<Hoisted> hoisted = Hoist(GradientModule(kOtherReader));
   ASSERT_TRUE(hoisted.ok()) << hoisted.status();
   EXPECT_EQ(hoisted->result.moved, 1);
   EXPECT_EQ(hoisted->order,
@@ -161,8 +156,9 @@ ENTRY main {
 
 TEST(LastReaderHoistTest, AControlEdgeKeepsItWhereItIs) {
   const std::string hlo = absl::StrReplaceAll(
-      kLateGradient, {{"calls=fused_gradient",
-                       "calls=fused_gradient, control-predecessors={m3}"}});
+      GradientModule(kLateGradient),
+      {{"calls=fused_gradient",
+        "calls=fused_gradient, control-predecessors={m3}"}});
   absl::StatusOr<Hoisted> hoisted = Hoist(hlo);
   ASSERT_TRUE(hoisted.ok()) << hoisted.status();
   EXPECT_EQ(hoisted->result.moved, 0);
@@ -170,8 +166,8 @@ TEST(LastReaderHoistTest, AControlEdgeKeepsItWhereItIs) {
 }
 
 TEST(LastReaderHoistTest, NeedsASchedule) {
-  const std::string unscheduled =
-      absl::StrReplaceAll(kLateGradient, {{", is_scheduled=true", ""}});
+  const std::string unscheduled = absl::StrReplaceAll(
+      GradientModule(kLateGradient), {{", is_scheduled=true", ""}});
   absl::StatusOr<std::unique_ptr<HloModule>> module =
       ParseAndReturnUnverifiedModule(unscheduled);
   ASSERT_TRUE(module.ok()) << module.status();
