@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/milp_solver.h"
@@ -44,8 +45,7 @@ namespace {
 // Plans tried when the budget is missed: the budget and this many minus one
 // targets evenly between it and the starting peak.
 constexpr int kTargetLadderSteps = 4;
-// Plans aimed below the budget when the tracker meets it and the platform's
-// figure does not.
+// Plans aimed below the budget after a narrow miss by the platform's figure.
 constexpr int kMaxAimsBelowTheGap = 2;
 // A plan the platform's figure puts over the budget by at most 1/50 of it
 // missed narrowly (alignment, fragmentation, a greedy step): worth aiming
@@ -147,8 +147,9 @@ class Planner {
   // recomputations whose FLOPs per byte of peak saved pass the factor times
   // the plan's own, dearest first.
   std::vector<PricedMove> OutOfLineMoves();
-  // Takes those back, each priced again at its turn. Returns how many.
-  absl::StatusOr<int> TakeBackOutOfLine();
+  // Takes back `dear` (OutOfLineMoves), each priced again at its turn.
+  // Returns how many.
+  absl::StatusOr<int> TakeBackOutOfLine(absl::Span<const PricedMove> dear);
 
  private:
   absl::Status Sweep(int64_t target);
@@ -342,11 +343,12 @@ std::vector<PricedMove> Planner::OutOfLineMoves() {
   return dear;
 }
 
-absl::StatusOr<int> Planner::TakeBackOutOfLine() {
+absl::StatusOr<int> Planner::TakeBackOutOfLine(
+    absl::Span<const PricedMove> dear_moves) {
   const double factor = state_.config().out_of_line_factor;
   PlannerResult& result = state_.result();
   int taken_back = 0;
-  for (const PricedMove& dear : OutOfLineMoves()) {
+  for (const PricedMove& dear : dear_moves) {
     // Prices move as moves go (the plan's too): each is priced again at its
     // turn.
     if (!Undoable(dear.move_index) ||
@@ -497,7 +499,7 @@ class PlanSearch {
     TF_RETURN_IF_ERROR(planner_.RevertAll());
     TF_RETURN_IF_ERROR(planner_.Plan(aim).status());
     if (!out_of_line_rule_applied_) return absl::OkStatus();
-    return planner_.TakeBackOutOfLine().status();
+    return planner_.TakeBackOutOfLine(planner_.OutOfLineMoves()).status();
   }
 
   // Plans from now on with chains or without; the plan in hand goes.
@@ -656,13 +658,14 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
 }
 
 absl::Status PlanSearch::ApplyOutOfLineRule() {
-  if (planner_.OutOfLineMoves().empty()) return absl::OkStatus();
+  const std::vector<PricedMove> dear = planner_.OutOfLineMoves();
+  if (dear.empty()) return absl::OkStatus();
   if (config_.keep_plan != nullptr && config_.target_bytes > 0) {
     TF_ASSIGN_OR_RETURN(const PlanVerdict verdict, Judge());
     if (MeetsBudget(verdict, config_.target_bytes)) return absl::OkStatus();
   }
   out_of_line_rule_applied_ = true;
-  return planner_.TakeBackOutOfLine().status();
+  return planner_.TakeBackOutOfLine(dear).status();
 }
 
 absl::StatusOr<PlanOutcome> PlanSearch::BestPlan() {
