@@ -10,7 +10,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_input_output_alias_config.h"
 #include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/shape_util.h"
@@ -95,7 +97,8 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
     const HloComputation* computation,
     const std::vector<HloInstruction*>& sequence, bool is_entry,
     const SizeFunction& size_fn,
-    const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks) {
+    const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks,
+    AliasedOutputs aliased_outputs) {
   ComputationMemory m;
   m.sequence_ = sequence;
   for (int pos = 0; pos < static_cast<int>(sequence.size()); ++pos) {
@@ -110,6 +113,9 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
   }
   m.DefineBuffers(is_entry, size_fn);
   m.RecordUses(computation->root_instruction());
+  if (is_entry && aliased_outputs == AliasedOutputs::kInParameter) {
+    m.CountAliasedOutputsInParameters(computation);
+  }
   m.BuildProfile(called_peaks);
   return m;
 }
@@ -191,6 +197,23 @@ void ComputationMemory::RecordUses(const HloInstruction* root) {
   }
 }
 
+void ComputationMemory::CountAliasedOutputsInParameters(
+    const HloComputation* entry) {
+  const HloModule* module = entry->parent();
+  if (module == nullptr) return;
+  module->input_output_alias_config().ForEachAlias(
+      [&](const ShapeIndex& output_index,
+          const HloInputOutputAliasConfig::Alias& /*alias*/) {
+        const std::vector<int>& ids =
+            Sources(entry->root_instruction(), output_index);
+        if (ids.size() != 1) return;
+        TrackedBuffer& buffer = buffers_[ids[0]];
+        // Passed through: the parameter's own buffer, counted once already.
+        if (buffer.defining->opcode() == HloOpcode::kParameter) return;
+        buffer.size = 0;
+      });
+}
+
 void ComputationMemory::BuildProfile(
     const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks) {
   const int n = static_cast<int>(sequence_.size());
@@ -237,7 +260,8 @@ CalledComputationPeaks(const HloModule& module, const SizeFunction& size_fn) {
 }
 
 absl::StatusOr<ModuleMemory> TrackModuleMemory(const HloModule& module,
-                                               const SizeFunction& size_fn) {
+                                               const SizeFunction& size_fn,
+                                               AliasedOutputs aliased_outputs) {
   if (!module.has_schedule()) {
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module.name(), " has no schedule"));
@@ -250,7 +274,7 @@ absl::StatusOr<ModuleMemory> TrackModuleMemory(const HloModule& module,
       ComputationMemory memory,
       ComputationMemory::Build(
           entry, module.schedule().sequence(entry).instructions(),
-          /*is_entry=*/true, size_fn, out.computation_peaks));
+          /*is_entry=*/true, size_fn, out.computation_peaks, aliased_outputs));
   out.peak_bytes = memory.peak();
   if (!memory.sequence().empty()) {
     out.peak_instruction = memory.sequence()[memory.peak_position()];

@@ -209,7 +209,7 @@ absl::Status PlannerState::Init() {
         ComputationMemory::Build(
             computation_, sequence_,
             /*is_entry=*/computation_ == module_->entry_computation(), size_fn_,
-            called));
+            called, config_.aliased_outputs));
     memory_ = std::make_shared<const ComputationMemory>(std::move(memory));
   }
   liveness_ = std::make_unique<LivenessModel>(slot_count);

@@ -166,6 +166,14 @@ class RematDriver {
         by_heap_simulator_(options.memory_figure.figure ==
                            MemoryFigure::kHeapSimulator) {}
 
+  // BufferAssigner (the GPU's figure) puts an output aliased with a donated
+  // parameter in the parameter's allocation; see memory_tracker.h for why
+  // the CPU's planner counts it apart.
+  AliasedOutputs aliased_outputs() const {
+    return by_heap_simulator_ ? AliasedOutputs::kOwnBytes
+                              : AliasedOutputs::kInParameter;
+  }
+
   absl::StatusOr<RematReport> Run() {
     report_.module = module_->name();
     report_.algorithm = std::string(AlgorithmName(options_.algorithm));
@@ -244,8 +252,9 @@ class RematDriver {
   };
   absl::StatusOr<Figures> MeasureNow() {
     Figures figures;
-    TF_ASSIGN_OR_RETURN(ModuleMemory memory,
-                        TrackModuleMemory(*module_, size_fn_));
+    TF_ASSIGN_OR_RETURN(
+        ModuleMemory memory,
+        TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
     figures.tracker = memory.peak_bytes;
     entry_model_ = memory.entry;
     TF_ASSIGN_OR_RETURN(figures.heap_sim,
@@ -326,8 +335,9 @@ class RematDriver {
       } else {
         TF_RETURN_IF_ERROR(Reschedule());
       }
-      TF_ASSIGN_OR_RETURN(ModuleMemory scheduled,
-                          TrackModuleMemory(*module_, size_fn_));
+      TF_ASSIGN_OR_RETURN(
+          ModuleMemory scheduled,
+          TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
       report_.peak_scheduled_bytes = scheduled.peak_bytes;
       entry_model_ = scheduled.entry;
     }
@@ -389,8 +399,9 @@ class RematDriver {
                         HeapSimulatorPeak(*module_, size_fn_, alias_info_));
     TF_ASSIGN_OR_RETURN(allocation_scheduled_,
                         Allocation(*module_, report_.heap_sim_scheduled_bytes));
-    TF_ASSIGN_OR_RETURN(ModuleMemory rewritten,
-                        TrackModuleMemory(*module_, size_fn_));
+    TF_ASSIGN_OR_RETURN(
+        ModuleMemory rewritten,
+        TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
     report_.peak_scheduled_bytes = rewritten.peak_bytes;
     entry_model_ = rewritten.entry;
     TF_ASSIGN_OR_RETURN(costs_, AnalyzeCosts(*module_, size_fn_));
@@ -417,8 +428,9 @@ class RematDriver {
     TF_ASSIGN_OR_RETURN(const HoistResult hoist,
                         HoistLastReaders(module_, size_fn_, alias_info_));
     if (hoist.moved == 0) return absl::OkStatus();
-    TF_ASSIGN_OR_RETURN(ModuleMemory hoisted,
-                        TrackModuleMemory(*module_, size_fn_));
+    TF_ASSIGN_OR_RETURN(
+        ModuleMemory hoisted,
+        TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
     bool keep = hoisted.peak_bytes <= report_.peak_scheduled_bytes;
     if (keep && options_.check_live_ranges) {
       TF_ASSIGN_OR_RETURN(const std::string clash,
@@ -484,6 +496,7 @@ class RematDriver {
 
   absl::Status Plan() {
     PlannerConfig config = PlannerConfigFor(options_);
+    config.aliased_outputs = aliased_outputs();
     config.entry_memory = entry_model_;
     if (options_.max_extra_flops_fraction >= 0) {
       report_.max_extra_flops =

@@ -80,6 +80,9 @@ struct PlannerConfig {
   // Not where the plan meets the budget by keep_plan's figure: the budget
   // comes first, and max_extra_flops bounds what it spends. 0: no rule.
   double out_of_line_factor = kOutOfLineFactor;
+  // How the entry's outputs aliased with donated parameters are counted
+  // (memory_tracker.h): as the platform's figure counts them.
+  AliasedOutputs aliased_outputs = AliasedOutputs::kOwnBytes;
   // The planned computation's memory model on its current schedule, when
   // the caller has it (built otherwise).
   std::shared_ptr<const ComputationMemory> entry_memory;

@@ -1,0 +1,72 @@
+#include "xla/service/remat/memory_tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/size_function.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+constexpr int64_t kBig = 256 * 256 * 4;  // f32[256,256]
+
+// `update` is the step's output {0}; `header_extra` may alias it with the
+// donated parameter 0.
+std::string UpdateModule(absl::string_view header_extra) {
+  return absl::StrCat("HloModule update, is_scheduled=true", header_extra, R"(
+ENTRY main {
+  w = f32[256,256]{1,0} parameter(0)
+  e = f32[256,256]{1,0} exponential(w)
+  update = f32[256,256]{1,0} subtract(w, e)
+  ROOT out = (f32[256,256]{1,0}) tuple(update)
+})");
+}
+
+absl::StatusOr<int64_t> TrackedPeak(absl::string_view hlo,
+                                    AliasedOutputs aliased_outputs) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseAndReturnUnverifiedModule(hlo);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<ModuleMemory> memory =
+      TrackModuleMemory(**module, PlainBytes, aliased_outputs);
+  if (!memory.ok()) return memory.status();
+  return memory->peak_bytes;
+}
+
+constexpr absl::string_view kDonated =
+    ", input_output_alias={ {0}: (0, {}, may-alias) }";
+
+TEST(MemoryTrackerTest, AnOutputOfItsOwnTakesBytesOfItsOwn) {
+  absl::StatusOr<int64_t> peak =
+      TrackedPeak(UpdateModule(""), AliasedOutputs::kInParameter);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  // w, e and update at `update` (the tuple table comes after).
+  EXPECT_EQ(*peak, 3 * kBig);
+}
+
+TEST(MemoryTrackerTest, AnOutputWrittenIntoADonatedParameterAddsNothing) {
+  absl::StatusOr<int64_t> peak =
+      TrackedPeak(UpdateModule(kDonated), AliasedOutputs::kInParameter);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(*peak, 2 * kBig);
+}
+
+TEST(MemoryTrackerTest, CountedApartTheAliasedOutputTakesItsOwnBytes) {
+  absl::StatusOr<int64_t> peak =
+      TrackedPeak(UpdateModule(kDonated), AliasedOutputs::kOwnBytes);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(*peak, 3 * kBig);
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
