@@ -65,6 +65,10 @@ class Order {
 struct Hoist {
   int to = -1;  // its new position
   int64_t bytes_freed = 0;
+  // Entry parameters, get-tuple-elements and bitcasts it reads (through),
+  // placed late (XLA puts them right before their first reader): they move
+  // along, ahead of it, each after what it reads.
+  std::vector<HloInstruction*> aliases;
 };
 
 class LastReaderHoister {
@@ -77,13 +81,29 @@ class LastReaderHoister {
   std::optional<Hoist> Evaluate(int position) const {
     const HloInstruction* reader = order_.at(position);
     if (!Movable(reader)) return std::nullopt;
-    const std::optional<int64_t> held = OwnBytes(reader);
-    if (!held.has_value()) return std::nullopt;
     int after = -1;  // the latest position it must follow
+    const std::optional<int64_t> held = OwnBytes(reader, after);
+    if (!held.has_value()) return std::nullopt;
     int64_t dying = 0;
     absl::flat_hash_set<const HloBuffer*> counted;
-    for (const HloInstruction* operand : reader->operands()) {
-      after = std::max(after, order_.PositionOf(operand));
+    std::vector<HloInstruction*> aliases;
+    for (HloInstruction* operand : reader->operands()) {
+      // An alias costs nothing where it is: what it reads sets the place.
+      HloInstruction* source = operand;
+      std::vector<HloInstruction*> chain;
+      while (source->opcode() == HloOpcode::kGetTupleElement ||
+             source->opcode() == HloOpcode::kBitcast) {
+        chain.push_back(source);
+        source = source->mutable_operand(0);
+      }
+      // An entry parameter is allocated for the whole step wherever it is
+      // placed (XLA:GPU places each right before its first reader).
+      if (source->opcode() == HloOpcode::kParameter) {
+        chain.push_back(source);
+      } else {
+        after = std::max(after, order_.PositionOf(source));
+      }
+      aliases.insert(aliases.end(), chain.rbegin(), chain.rend());
       for (const HloValue* value :
            alias_analysis_.dataflow_analysis().GetValueSet(operand).values()) {
         const HloBuffer& buffer =
@@ -97,7 +117,11 @@ class LastReaderHoister {
     }
     const int to = after + 1;
     if (dying <= *held || to >= position) return std::nullopt;
-    return Hoist{to, dying - *held};
+    Hoist hoist{to, dying - *held, {}};
+    for (HloInstruction* alias : aliases) {
+      if (order_.PositionOf(alias) >= to) hoist.aliases.push_back(alias);
+    }
+    return hoist;
   }
 
  private:
@@ -107,25 +131,56 @@ class LastReaderHoister {
            instruction != instruction->parent()->root_instruction();
   }
 
-  // The bytes of the buffers `instruction` defines; none when one of them
-  // holds another value too (its result would overwrite or be overwritten).
-  std::optional<int64_t> OwnBytes(const HloInstruction* instruction) const {
+  // The bytes of the buffers `instruction` defines that it allocates, and
+  // in `after` the latest position it must follow to write them. A buffer it
+  // writes in place (a donated parameter's updated weight, an in-place
+  // update) is allocated already while an earlier value holds it: it costs
+  // nothing earlier, but every use of what that value held must come first.
+  // None when the buffer holds an earlier value read after `instruction`
+  // (the order as given would be wrong) or one of another computation.
+  std::optional<int64_t> OwnBytes(const HloInstruction* instruction,
+                                  int& after) const {
     const HloDataflowAnalysis& dataflow = alias_analysis_.dataflow_analysis();
+    const int position = order_.PositionOf(instruction);
     int64_t bytes = 0;
-    bool shared = false;
+    bool movable = true;
     ShapeUtil::ForEachSubshape(
         instruction->shape(),
         [&](const Shape& subshape, const ShapeIndex& index) {
-          if (!dataflow.ValueIsDefinedAt(instruction, index)) return;
-          const HloValue& value =
-              dataflow.GetValueDefinedAt(instruction, index);
-          if (alias_analysis_.GetBufferContainingValue(value).values().size() !=
-              1) {
-            shared = true;
+          if (!movable || !dataflow.ValueIsDefinedAt(instruction, index)) {
+            return;
           }
-          bytes += size_fn_(subshape);
+          const HloBuffer& buffer = alias_analysis_.GetBufferContainingValue(
+              dataflow.GetValueDefinedAt(instruction, index));
+          bool held_before = false;
+          for (const HloValue* value : buffer.values()) {
+            const HloInstruction* writer = value->defining_instruction();
+            if (writer == instruction) continue;
+            const int written_at = order_.PositionOf(writer);
+            if (written_at < 0) {
+              movable = false;
+              return;
+            }
+            if (written_at > position) continue;  // written after it is read
+            held_before = true;
+            // An entry parameter holds its buffer from the start, wherever
+            // it is placed.
+            if (writer->opcode() != HloOpcode::kParameter) {
+              after = std::max(after, written_at);
+            }
+            for (const HloUse& use : value->GetUses()) {
+              if (use.instruction == instruction) continue;
+              const int used_at = order_.PositionOf(use.instruction);
+              if (used_at < 0 || used_at > position) {
+                movable = false;
+                return;
+              }
+              after = std::max(after, used_at);
+            }
+          }
+          if (!held_before) bytes += size_fn_(subshape);
         });
-    if (shared) return std::nullopt;
+    if (!movable) return std::nullopt;
     return bytes;
   }
 
@@ -183,7 +238,14 @@ absl::StatusOr<HoistResult> HoistLastReaders(HloModule* module,
   for (int position = 0; position < order.size(); ++position) {
     const std::optional<Hoist> hoist = hoister.Evaluate(position);
     if (!hoist.has_value()) continue;
-    order.MoveEarlier(position, hoist->to);
+    int to = hoist->to;
+    for (HloInstruction* alias : hoist->aliases) {
+      // Read twice, or behind another alias moved already.
+      const int at = order.PositionOf(alias);
+      if (at < to) continue;
+      order.MoveEarlier(at, to++);
+    }
+    order.MoveEarlier(position, to);
     ++result.moved;
     result.bytes_freed += hoist->bytes_freed;
   }

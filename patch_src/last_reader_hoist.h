@@ -11,12 +11,17 @@
 // (MobileNetV2 on h100_sxm: 20.8 MB of its 70.9 MB peak). Moving an
 // instruction reorders computation; it adds and removes none.
 //
+// An instruction that writes a buffer in place moves too: XLA:GPU's fused
+// optimizer updates write each weight into its donated parameter, and the
+// scheduler leaves them at the end of the step, holding every weight
+// gradient and transposed weight they read (about 48 MB of DenseNet-121's
+// 163 MB peak on h100_sxm after recomputation). It never moves ahead of a
+// use of what the buffer held before, so that copy insertion's buffer
+// sharing holds in the new order.
+//
 // Never moved: instructions with side effects or control edges, control
 // flow, async and collective ops, custom-calls off the library allow-list,
-// aliases (bitcast, get-tuple-element, tuple), the root, and instructions
-// whose result shares a buffer with any other value (in-place updates, loop
-// state, donated outputs), so that copy insertion's buffer sharing holds in
-// the new order.
+// aliases (bitcast, get-tuple-element, tuple) and the root.
 #ifndef XLA_SERVICE_REMAT_LAST_READER_HOIST_H_
 #define XLA_SERVICE_REMAT_LAST_READER_HOIST_H_
 

@@ -115,6 +115,64 @@ ENTRY main {
                                       "dw", "m2", "m3", "out"}));
 }
 
+// A module of `kGradientComputations` and `entry` whose output {0} is
+// written into the donated parameter 1, scheduled as written.
+std::string DonatedModule(absl::string_view entry) {
+  return absl::StrCat(
+      "HloModule donated, is_scheduled=true, "
+      "input_output_alias={ {0}: (1, {}, may-alias) }\n",
+      kGradientComputations, entry);
+}
+
+TEST(LastReaderHoistTest, AnInPlaceUpdateRunsRightAfterItsGradient) {
+  // The update of the donated weight `w` was left at the end, `w` placed
+  // right before it: it moves, with `w`, to just after `dw`.
+  constexpr absl::string_view kLateUpdate = R"(
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  dy = f32[256,256]{1,0} tanh(p)
+  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
+  m1 = f32[256,256]{1,0} negate(p)
+  m2 = f32[256,256]{1,0} exponential(m1)
+  w = f32[256]{0} parameter(1)
+  update = f32[256]{0} subtract(w, dw)
+  ROOT out = (f32[256]{0}, f32[256,256]{1,0}) tuple(update, m2)
+})";
+  absl::StatusOr<Hoisted> hoisted = Hoist(DonatedModule(kLateUpdate));
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 1);
+  // `dw` dies; the update writes into `w`'s buffer, which holds nothing new.
+  EXPECT_EQ(hoisted->result.bytes_freed, kRow);
+  EXPECT_EQ(hoisted->order,
+            (std::vector<std::string>{"p", "x", "dy", "dw", "w", "update", "m1",
+                                      "m2", "out"}));
+  EXPECT_TRUE(hoisted->module->schedule().Verify().ok());
+}
+
+TEST(LastReaderHoistTest, AnInPlaceUpdateStaysBehindReadersOfWhatItOverwrites) {
+  // `scaled` reads the weight the update overwrites, after m1.
+  constexpr absl::string_view kReadBeforeUpdate = R"(
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  dy = f32[256,256]{1,0} tanh(p)
+  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
+  w = f32[256]{0} parameter(1)
+  m1 = f32[256,256]{1,0} negate(p)
+  scaled = f32[256]{0} negate(w)
+  m2 = f32[256,256]{1,0} exponential(m1)
+  update = f32[256]{0} subtract(w, dw)
+  ROOT out = (f32[256]{0}, f32[256,256]{1,0}, f32[256]{0}) tuple(update, m2, scaled)
+})";
+  absl::StatusOr<Hoisted> hoisted = Hoist(DonatedModule(kReadBeforeUpdate));
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  EXPECT_EQ(hoisted->result.moved, 1);
+  EXPECT_EQ(hoisted->order,
+            (std::vector<std::string>{"p", "x", "dy", "dw", "w", "m1", "scaled",
+                                      "update", "m2", "out"}));
+}
+
 TEST(LastReaderHoistTest, NothingMovesThatFreesNoMoreThanItHolds) {
   // A late negate of `x` frees `x` and holds as much again.
   constexpr absl::string_view kSameSize = R"(
