@@ -115,24 +115,26 @@ ENTRY main {
                                       "dw", "m2", "m3", "out"}));
 }
 
-// A module of `kGradientComputations` and `entry` whose output {0} is
-// written into the donated parameter 1, scheduled as written.
-std::string DonatedModule(absl::string_view entry) {
+// A module of `kGradientComputations` and an entry that computes `dw` and
+// then runs `rest`, whose output {0} is written into the donated parameter
+// 1; scheduled as written.
+std::string DonatedModule(absl::string_view rest) {
   return absl::StrCat(
       "HloModule donated, is_scheduled=true, "
       "input_output_alias={ {0}: (1, {}, may-alias) }\n",
-      kGradientComputations, entry);
+      kGradientComputations, R"(
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  dy = f32[256,256]{1,0} tanh(p)
+  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient)",
+      rest);
 }
 
 TEST(LastReaderHoistTest, AnInPlaceUpdateRunsRightAfterItsGradient) {
   // The update of the donated weight `w` was left at the end, `w` placed
   // right before it: it moves, with `w`, to just after `dw`.
   constexpr absl::string_view kLateUpdate = R"(
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  x = f32[256,256]{1,0} exponential(p)
-  dy = f32[256,256]{1,0} tanh(p)
-  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
   m1 = f32[256,256]{1,0} negate(p)
   m2 = f32[256,256]{1,0} exponential(m1)
   w = f32[256]{0} parameter(1)
@@ -153,11 +155,6 @@ ENTRY main {
 TEST(LastReaderHoistTest, AnInPlaceUpdateStaysBehindReadersOfWhatItOverwrites) {
   // `scaled` reads the weight the update overwrites, after m1.
   constexpr absl::string_view kReadBeforeUpdate = R"(
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  x = f32[256,256]{1,0} exponential(p)
-  dy = f32[256,256]{1,0} tanh(p)
-  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
   w = f32[256]{0} parameter(1)
   m1 = f32[256,256]{1,0} negate(p)
   scaled = f32[256]{0} negate(w)
