@@ -9,11 +9,16 @@ namespace xla {
 namespace remat {
 
 void MoveLog::Reset(int slot_count) {
+  // Never back to an earlier revision: a verdict kept for one must not
+  // match a plan made after.
+  const int64_t revision = revision_ + 1;
   *this = MoveLog();
+  revision_ = revision;
   placed_at_.assign(slot_count, {});
 }
 
 AppliedMove& MoveLog::Begin() {
+  ++revision_;
   moves_.emplace_back();
   current_ = &moves_.back();
   return *current_;
@@ -37,6 +42,7 @@ void MoveLog::RememberBitcast(const HloInstruction* clone,
 }
 
 MoveLog::InstructionSet MoveLog::MarkTakenBack(int move_index) {
+  ++revision_;
   AppliedMove& move = moves_[move_index];
   InstructionSet added(move.new_instructions.begin(),
                        move.new_instructions.end());

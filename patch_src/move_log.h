@@ -61,6 +61,9 @@ class MoveLog {
 
   // Opens the newest move; `current()` is it until End.
   AppliedMove& Begin();
+  // Changes with every move made or taken back: two equal revisions are the
+  // same plan.
+  int64_t revision() const { return revision_; }
   void End() { current_ = nullptr; }
   // The move being applied; null between moves.
   AppliedMove* current() { return current_; }
@@ -122,6 +125,7 @@ class MoveLog {
       bitcasts_;
   InstructionSet taken_back_;
   InstructionSet dropped_;
+  int64_t revision_ = 0;
 };
 
 }  // namespace remat

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -73,6 +74,20 @@ TEST_F(MoveLogTest, AMoveTakenBackLeavesItsInstructionsOutOfThePlan) {
   EXPECT_EQ(log_.TakenBackPresent().size(), 2);
   log_.MarkDropped({Named("cast")});
   EXPECT_EQ(log_.TakenBackPresent().size(), 1);
+}
+
+TEST_F(MoveLogTest, EveryMoveMadeOrTakenBackIsANewRevision) {
+  const int64_t start = log_.revision();
+  log_.Begin();
+  log_.End();
+  const int64_t one_move = log_.revision();
+  EXPECT_NE(one_move, start);
+  log_.MarkTakenBack(0);
+  EXPECT_NE(log_.revision(), one_move);
+  EXPECT_NE(log_.revision(), start);
+  const int64_t before_reset = log_.revision();
+  log_.Reset(/*slot_count=*/5);
+  EXPECT_GT(log_.revision(), before_reset);
 }
 
 TEST_F(MoveLogTest, KeptFlopsCountOnlyMovesNotTakenBack) {
