@@ -65,9 +65,9 @@ class Order {
 struct Hoist {
   int to = -1;  // its new position
   int64_t bytes_freed = 0;
-  // Entry parameters, get-tuple-elements and bitcasts it reads (through),
-  // placed late (XLA puts them right before their first reader): they move
-  // along, ahead of it, each after what it reads.
+  // Entry parameters, get-tuple-elements and bitcasts it reads (through):
+  // those placed at or after `to` (XLA puts them right before their first
+  // reader) move along, ahead of it, each after what it reads.
   std::vector<HloInstruction*> aliases;
 };
 
@@ -117,11 +117,7 @@ class LastReaderHoister {
     }
     const int to = after + 1;
     if (dying <= *held || to >= position) return std::nullopt;
-    Hoist hoist{to, dying - *held, {}};
-    for (HloInstruction* alias : aliases) {
-      if (order_.PositionOf(alias) >= to) hoist.aliases.push_back(alias);
-    }
-    return hoist;
+    return Hoist{to, dying - *held, std::move(aliases)};
   }
 
  private:
@@ -240,7 +236,7 @@ absl::StatusOr<HoistResult> HoistLastReaders(HloModule* module,
     if (!hoist.has_value()) continue;
     int to = hoist->to;
     for (HloInstruction* alias : hoist->aliases) {
-      // Read twice, or behind another alias moved already.
+      // Already ahead of its new place: placed early, read twice, or moved.
       const int at = order.PositionOf(alias);
       if (at < to) continue;
       order.MoveEarlier(at, to++);

@@ -113,9 +113,9 @@ struct ModuleMemory {
 
 // Peak of the scheduled module: the entry computation's profile with the
 // called computations' peaks added at their call sites.
-absl::StatusOr<ModuleMemory> TrackModuleMemory(
-    const HloModule& module, const SizeFunction& size_fn,
-    AliasedOutputs aliased_outputs = AliasedOutputs::kOwnBytes);
+absl::StatusOr<ModuleMemory> TrackModuleMemory(const HloModule& module,
+                                               const SizeFunction& size_fn,
+                                               AliasedOutputs aliased_outputs);
 
 // Internal peaks of every sequential computation, callees first.
 absl::StatusOr<absl::flat_hash_map<const HloComputation*, int64_t>>

@@ -173,6 +173,11 @@ class RematDriver {
     return by_heap_simulator_ ? AliasedOutputs::kOwnBytes
                               : AliasedOutputs::kInParameter;
   }
+  // The tracker on the module's schedule as it is now, counting as the
+  // planner will.
+  absl::StatusOr<ModuleMemory> TrackModule() const {
+    return TrackModuleMemory(*module_, size_fn_, aliased_outputs());
+  }
 
   absl::StatusOr<RematReport> Run() {
     report_.module = module_->name();
@@ -252,9 +257,7 @@ class RematDriver {
   };
   absl::StatusOr<Figures> MeasureNow() {
     Figures figures;
-    TF_ASSIGN_OR_RETURN(
-        ModuleMemory memory,
-        TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
+    TF_ASSIGN_OR_RETURN(ModuleMemory memory, TrackModule());
     figures.tracker = memory.peak_bytes;
     entry_model_ = memory.entry;
     TF_ASSIGN_OR_RETURN(figures.heap_sim,
@@ -335,9 +338,7 @@ class RematDriver {
       } else {
         TF_RETURN_IF_ERROR(Reschedule());
       }
-      TF_ASSIGN_OR_RETURN(
-          ModuleMemory scheduled,
-          TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
+      TF_ASSIGN_OR_RETURN(ModuleMemory scheduled, TrackModule());
       report_.peak_scheduled_bytes = scheduled.peak_bytes;
       entry_model_ = scheduled.entry;
     }
@@ -399,9 +400,7 @@ class RematDriver {
                         HeapSimulatorPeak(*module_, size_fn_, alias_info_));
     TF_ASSIGN_OR_RETURN(allocation_scheduled_,
                         Allocation(*module_, report_.heap_sim_scheduled_bytes));
-    TF_ASSIGN_OR_RETURN(
-        ModuleMemory rewritten,
-        TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
+    TF_ASSIGN_OR_RETURN(ModuleMemory rewritten, TrackModule());
     report_.peak_scheduled_bytes = rewritten.peak_bytes;
     entry_model_ = rewritten.entry;
     TF_ASSIGN_OR_RETURN(costs_, AnalyzeCosts(*module_, size_fn_));
@@ -428,9 +427,7 @@ class RematDriver {
     TF_ASSIGN_OR_RETURN(const HoistResult hoist,
                         HoistLastReaders(module_, size_fn_, alias_info_));
     if (hoist.moved == 0) return absl::OkStatus();
-    TF_ASSIGN_OR_RETURN(
-        ModuleMemory hoisted,
-        TrackModuleMemory(*module_, size_fn_, aliased_outputs()));
+    TF_ASSIGN_OR_RETURN(ModuleMemory hoisted, TrackModule());
     bool keep = hoisted.peak_bytes <= report_.peak_scheduled_bytes;
     if (keep && options_.check_live_ranges) {
       TF_ASSIGN_OR_RETURN(const std::string clash,
