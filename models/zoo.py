@@ -12,10 +12,11 @@ synthetic data of the model's own input shape:
 - `wide_mlp`: a wide MLP trained with Adam: parameters and the two optimizer
   slots per parameter dominate the peak, so re-scheduling and recomputation
   have little to act on.
-- `mobilenetv2`, `densenet121`, `vgg16`: `keras.applications` as users take
-  them (weights=None, 10 classes) on 32x32x3 images, so a step compiles in
-  seconds: inverted residuals with depthwise convolutions; dense blocks whose
-  concatenations keep every earlier feature map; a parameter-bound CNN.
+- `mobilenetv2`, `densenet121`, `vgg16`, `resnet50`: `keras.applications` as
+  users take them (weights=None, 10 classes) on 32x32x3 images, so a step
+  compiles in seconds: inverted residuals with depthwise convolutions; dense
+  blocks whose concatenations keep every earlier feature map; a
+  parameter-bound CNN; bottleneck residual blocks.
 - `gru`: two stacked GRU layers, the recurrent loop in another cell shape.
 """
 
@@ -147,6 +148,7 @@ ZOO: dict[str, ZooModel] = {
     "mobilenetv2": ZooModel(_application(keras.applications.MobileNetV2), _sgd, _images),
     "densenet121": ZooModel(_application(keras.applications.DenseNet121), _sgd, _images),
     "vgg16": ZooModel(_application(keras.applications.VGG16), _sgd, _images),
+    "resnet50": ZooModel(_application(keras.applications.ResNet50), _sgd, _images),
     "gru": ZooModel(_gru, _adam, _sequences),
 }
 

@@ -115,7 +115,7 @@ def render(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__)
     parser.add_argument(
-        "--models", default="20,56,mobilenetv2,densenet121,vgg16,transformer,lstm,gru"
+        "--models", default="20,56,resnet50,mobilenetv2,densenet121,vgg16,transformer,lstm,gru"
     )
     parser.add_argument("--target", default="h100_sxm")
     parser.add_argument("--budgets", default="0.8,0.6,0.5,0.4,0.3")

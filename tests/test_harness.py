@@ -300,6 +300,17 @@ def test_zoo_models_join_a_sweep():
         sweep_module.parse_models(["vgg"], ["jit"], 1, 64)
 
 
+def test_resnet50_is_keras_and_a_depth_of_50_the_cifar_resnet():
+    # Users say "resnet50" for the ImageNet network; the CIFAR family is
+    # reached by its depth.
+    specs = sweep_module.parse_models(["resnet50", "50", "resnet50v1"], ["jit"], 1, 64)
+    assert [s.key for s in specs] == [
+        "resnet50_b64_jit",
+        "resnet50_v1_b64_jit",
+        "resnet50_v1_b64_jit",
+    ]
+
+
 def test_reports_show_gpu_predictions_beside_cpu(tmp_path):
     cpu = {
         "kind": "offline",

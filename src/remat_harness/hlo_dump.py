@@ -25,6 +25,7 @@ ZOO_NAMES = (
     "lstm",
     "mobilenet",
     "mobilenetv2",
+    "resnet50",
     "transformer",
     "vgg16",
     "wide_mlp",
@@ -51,13 +52,14 @@ class ModelSpec:
         cls, name: str, batch_size: int = 64, mode: str = "jit", version: int = 1
     ) -> ModelSpec:
         """ "20" or "resnet56" (ResNet of that depth, `version` unless named),
-        "resnet56v2", or a zoo model's name ("lstm")."""
+        "resnet56v2", or a zoo model's name ("lstm"). A zoo name comes first:
+        "resnet50" is Keras's ImageNet ResNet-50; "50" the CIFAR ResNet-50."""
+        if name in ZOO_NAMES or re.fullmatch(r"random\d+", name):
+            return cls(batch_size=batch_size, mode=mode, model=name)
         match = re.fullmatch(r"(?:resnet)?(\d+)(?:v([12]))?", name)
         if match:
             named = match.group(2)
             return cls(int(match.group(1)), int(named) if named else version, batch_size, mode)
-        if name in ZOO_NAMES or re.fullmatch(r"random\d+", name):
-            return cls(batch_size=batch_size, mode=mode, model=name)
         raise ValueError(
             f"model {name!r}: a ResNet depth (20, resnet56, resnet56v2), one of "
             f"{', '.join(ZOO_NAMES)}, or random<N> (models/random_step.py)"
