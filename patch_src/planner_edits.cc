@@ -589,9 +589,10 @@ absl::Status DropTakenBack(PlannerState& state) {
   MoveLog::InstructionSet present = state.moves().TakenBackPresent();
   if (present.empty()) return absl::OkStatus();
   state.moves().MarkDropped(present);
-  TF_RETURN_IF_ERROR(
-      RemoveInstructions(state.computation(), std::move(present)));
-  return state.module()->RemoveUnusedComputations();
+  // The computations they called stay until Materialize removes what is
+  // unused: a copy clones only what the entry reaches, and a walk of the
+  // whole module at each judgement took 7% of DenseNet-121's CPU pass.
+  return RemoveInstructions(state.computation(), std::move(present));
 }
 
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {

@@ -29,10 +29,11 @@ absl::Status ApplyMove(PlannerState& state, const Candidate& candidate,
 // before it, and its instructions are left for removal.
 absl::Status RevertMove(PlannerState& state, int move_index);
 
-// Deletes the instructions of moves taken back, and the fused computations
-// only they called, so that copying and judging the plan does not carry
-// them. Only once the plan is final: no instruction may be added to the
-// computation after it (a new one could reuse a deleted one's address).
+// Deletes the instructions of moves taken back, so that copying and judging
+// the plan does not carry them; the computations only they called are left
+// unreachable, for Materialize to remove. Only once the plan is final: no
+// instruction may be added to the computation after it (a new one could reuse a
+// deleted one's address).
 absl::Status DropTakenBack(PlannerState& state);
 
 // A copy of the module with the plan applied (same names, the planned

@@ -232,12 +232,14 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
   LivenessModel& liveness = state_.liveness();
   absl::flat_hash_set<int> rejected;  // moves that raised the peak here
   int applied = 0;
+  // Summed once: the log's sum is over every move.
+  double kept_flops = state_.moves().KeptFlops();
   while (liveness.At(slot) > target && applied < allowed) {
     const Candidate* winner = BestCandidate(slot, rejected);
     if (winner == nullptr) break;
     const Candidate best = *winner;  // ApplyMove grows the caches
     const double max_flops = state_.config().max_extra_flops;
-    if (max_flops >= 0 && state_.moves().KeptFlops() + best.flops > max_flops) {
+    if (max_flops >= 0 && kept_flops + best.flops > max_flops) {
       // Over the compute cap: the next best move may be cheaper.
       state_.result().flops_capped = true;
       rejected.insert(best.value);
@@ -258,6 +260,7 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
       // are dead and out of their versions): the scores still hold.
       continue;
     }
+    kept_flops += state_.moves()[newest].flops;
     MarkScoresStale(state_, state_.moves()[newest]);
   }
   return applied;
