@@ -84,24 +84,25 @@ void PlannerState::MarkOverwrittenBuffers() {
   if (computation_ != module_->entry_computation()) return;
   // Donated parameters (input_output_alias, e.g. weights the optimizer
   // updates) are overwritten by the earliest definition of an output aliased
-  // with them; clones reading one stay strictly before that definition's
-  // slot. No known writer: treated as overwritten from the start.
+  // with them; a clone reading one runs before that definition at the
+  // latest (PlannerConfig::read_donated_until_written), or one position
+  // earlier. No known writer: treated as overwritten from the start.
   module_->input_output_alias_config().ForEachAlias(
       [&](const ShapeIndex& output_index,
           const HloInputOutputAliasConfig::Alias& alias) {
-        int writer = 0;
         const std::vector<int>& ids =
             memory_->Sources(computation_->root_instruction(), output_index);
-        if (!ids.empty()) {
-          writer = slot_count;
-          for (int id : ids) {
-            writer = std::min(writer, memory_->buffers()[id].def_pos);
-          }
+        int writer = slot_count;
+        for (int id : ids) {
+          writer = std::min(writer, memory_->buffers()[id].def_pos);
         }
+        const int last_read =
+            config_.read_donated_until_written ? writer : writer - 1;
+        const int overwritten_at = ids.empty() ? -1 : last_read;
         const HloInstruction* parameter =
             computation_->parameter_instruction(alias.parameter_number);
         for (int id : memory_->AllSources(parameter)) {
-          mark(id, writer - 1, writer);
+          mark(id, overwritten_at, ids.empty() ? 0 : writer);
         }
       });
 }

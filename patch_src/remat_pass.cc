@@ -494,6 +494,7 @@ class RematDriver {
   absl::Status Plan() {
     PlannerConfig config = PlannerConfigFor(options_);
     config.aliased_outputs = aliased_outputs();
+    config.read_donated_until_written = !by_heap_simulator_;
     config.entry_memory = entry_model_;
     if (options_.max_extra_flops_fraction >= 0) {
       report_.max_extra_flops =

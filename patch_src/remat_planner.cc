@@ -774,15 +774,21 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
                         : std::numeric_limits<int64_t>::max();
   };
   // Missed by the tracker's count, met by the judge's: the tracker can count
-  // a buffer the simulator shares (concatenations on CPU).
+  // a buffer the simulator shares (concatenations on CPU). Met by the
+  // tracker's, missed by the judge's: the platform's figure adds what the
+  // tracker does not count (BufferAssigner's fragmentation: DenseNet-121 on
+  // h100_sxm, 3.5 MB under by the tracker, 5 KB over by the allocation).
   const bool tracker_missed = best.peak > target;
   TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
   const bool chains_meet =
       MeetsBudget(with_chains, target) && planner_.has_moves();
-  if (!tracker_missed && !chains_meet) return best;
+  const bool missed = tracker_missed || !MeetsBudget(with_chains, target);
+  if (!missed && !chains_meet) return best;
   TF_RETURN_IF_ERROR(UseChains(false));
   TF_ASSIGN_OR_RETURN(PlanOutcome single, BestPlan());
-  if (tracker_missed) {
+  if (missed) {
+    // Compared as the chains' plan was made: aimed below a narrow miss.
+    TF_ASSIGN_OR_RETURN(single, AimBelowTheGap(single));
     TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
     if (judged_peak(without) < judged_peak(with_chains)) {
       planner_.set_chains_dropped(ChainsDropped::kWentLower);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,6 +63,22 @@ ENTRY main {
   t4 = f32[256,256]{1,0} negate(t3)
   t5 = f32[256,256]{1,0} add(t4, t3)
   ROOT r = f32[256,256]{1,0} add(t5, c)
+})";
+
+// `w` is donated to output {0}, written by `new_w`, which reads `wt`, the
+// copy of `w` the forward pass read first.
+constexpr absl::string_view kDonatedUpdate = R"(
+HloModule donated_update, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }
+ENTRY main {
+  w = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} parameter(1)
+  wt = f32[256,256]{1,0} copy(w)
+  a = f32[256,256]{1,0} add(x, wt)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  new_w = f32[256,256]{1,0} add(wt, d)
+  ROOT t = (f32[256,256]{1,0}) tuple(new_w)
 })";
 
 // A module, its costs and the planner's result on it.
@@ -378,6 +395,65 @@ TEST(RematPlannerTest, PathKeepsTheCheaperPlanWhenBothMeetTheBudget) {
   EXPECT_EQ(planned->result.recomputed, 0);
   EXPECT_EQ(EntrySize(*planned->module), 11);
   EXPECT_TRUE(planned->module->schedule().Verify().ok());
+}
+
+// The copy of a donated weight can be made again right before the update
+// that overwrites the weight, as before an in-place writer; one position
+// earlier (the CPU's place) it cannot, and stays held across the middle.
+TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
+  PlannerConfig config = AsLowAsPossible();
+  config.read_donated_until_written = true;
+  absl::StatusOr<Planned> planned = Plan(kDonatedUpdate, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const HloInstruction* root =
+      planned->module->entry_computation()->root_instruction();
+  const HloInstruction* update = root->operand(0);
+  ASSERT_EQ(update->name(), "new_w");
+  EXPECT_TRUE(Match(update, m::Add(m::Copy(m::Parameter(0)), m::Tanh())));
+  EXPECT_NE(update->operand(0)->name(), "wt");  // a clone
+  EXPECT_TRUE(planned->module->schedule().Verify().ok());
+  // The clone runs right before the update.
+  const auto& sequence = planned->module->schedule()
+                             .sequence(planned->module->entry_computation())
+                             .instructions();
+  auto position = [&](const HloInstruction* instruction) {
+    return std::find(sequence.begin(), sequence.end(), instruction) -
+           sequence.begin();
+  };
+  EXPECT_EQ(position(update->operand(0)) + 1, position(update));
+
+  config.read_donated_until_written = false;
+  absl::StatusOr<Planned> earlier = Plan(kDonatedUpdate, config);
+  ASSERT_TRUE(earlier.ok()) << earlier.status();
+  const HloInstruction* held = earlier->module->entry_computation()
+                                   ->root_instruction()
+                                   ->operand(0)
+                                   ->operand(0);
+  EXPECT_EQ(held->name(), "wt");
+}
+
+// `path` whose plan the tracker puts within the budget and the judge over it
+// (fragmentation the tracker does not count) is compared with single
+// recomputations too, and the lower by the judge's figure kept.
+TEST(RematPlannerTest, PathMissedOnlyByTheJudgeFallsBackToTheLowerPlan) {
+  PlannerConfig chains = AsLowAsPossible();
+  chains.chains = true;
+  absl::StatusOr<Planned> first = Plan(kPathChain, chains);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_LT(first->result.planned_peak_bytes, first->result.initial_peak_bytes);
+  PlannerConfig config = chains;
+  config.target_bytes = first->result.planned_peak_bytes;
+  config.keep_plan =
+      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    const bool with_clones = EntrySize(planned) > 11;
+    return PlanVerdict{/*keep=*/true,
+                       config.target_bytes + (with_clones ? 1 : -1), ""};
+  };
+  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kWentLower);
+  EXPECT_EQ(planned->result.recomputed, 0);
+  EXPECT_EQ(EntrySize(*planned->module), 11);
 }
 
 }  // namespace

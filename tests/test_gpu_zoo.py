@@ -85,12 +85,16 @@ def test_densenet121_meets_half_its_allocation(densenet121, tmp_path):
     assert extra_flops(r) <= MAX_EXTRA_FLOPS, extra_flops(r)
 
 
-def test_resnet50_at_half_comes_within_one_and_a_half_floors(resnet50, tmp_path):
-    # Parameters and momentum are 0.47 of the allocation: half of it is
-    # below the floor, so the bound is the floor's.
-    r = run_path(resnet50, tmp_path, "0.5x")
+@pytest.mark.parametrize("budget", ["0.5x", "0.33x"])
+def test_resnet50_comes_within_one_and_a_half_floors(resnet50, tmp_path, budget):
+    # Parameters and momentum are 0.47 of the allocation: both budgets are
+    # below the floor, so the bound is the floor's. The layout copies of the
+    # 3x3x512x512 weights are made again right before their fused updates
+    # (PlannerConfig::read_donated_until_written): without that, path spent
+    # +20.8% FLOPs at 33% for 0.718.
+    r = run_path(resnet50, tmp_path, budget)
     after = r["allocation_after_bytes"]
     assert r["floor_bytes"] > r["budget_bytes"], r
     assert after <= 1.5 * r["floor_bytes"], (after, r["floor_bytes"])
-    assert after < 0.8 * r["allocation_before_bytes"], after / r["allocation_before_bytes"]
+    assert after < 0.72 * r["allocation_before_bytes"], after / r["allocation_before_bytes"]
     assert extra_flops(r) <= MAX_EXTRA_FLOPS, extra_flops(r)
