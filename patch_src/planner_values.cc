@@ -92,17 +92,20 @@ void PlannerState::MarkOverwrittenBuffers() {
           const HloInputOutputAliasConfig::Alias& alias) {
         const std::vector<int>& ids =
             memory_->Sources(computation_->root_instruction(), output_index);
-        int writer = slot_count;
-        for (int id : ids) {
-          writer = std::min(writer, memory_->buffers()[id].def_pos);
+        int writer = 0;
+        int overwritten_at = -1;
+        if (!ids.empty()) {
+          writer = slot_count;
+          for (int id : ids) {
+            writer = std::min(writer, memory_->buffers()[id].def_pos);
+          }
+          overwritten_at =
+              config_.read_donated_until_written ? writer : writer - 1;
         }
-        const int last_read =
-            config_.read_donated_until_written ? writer : writer - 1;
-        const int overwritten_at = ids.empty() ? -1 : last_read;
         const HloInstruction* parameter =
             computation_->parameter_instruction(alias.parameter_number);
         for (int id : memory_->AllSources(parameter)) {
-          mark(id, overwritten_at, ids.empty() ? 0 : writer);
+          mark(id, overwritten_at, writer);
         }
       });
 }

@@ -780,9 +780,9 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
   // h100_sxm, 3.5 MB under by the tracker, 5 KB over by the allocation).
   const bool tracker_missed = best.peak > target;
   TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
-  const bool chains_meet =
-      MeetsBudget(with_chains, target) && planner_.has_moves();
-  const bool missed = tracker_missed || !MeetsBudget(with_chains, target);
+  const bool judged_within = MeetsBudget(with_chains, target);
+  const bool chains_meet = judged_within && planner_.has_moves();
+  const bool missed = tracker_missed || !judged_within;
   if (!missed && !chains_meet) return best;
   TF_RETURN_IF_ERROR(UseChains(false));
   TF_ASSIGN_OR_RETURN(PlanOutcome single, BestPlan());
