@@ -134,8 +134,8 @@ absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
   const Value original = state.values()[index];  // copy: the table grows
   LivenessModel& liveness = state.liveness();
   const int64_t size = liveness.Size(original.buffer);
-  HloInstruction* clone =
-      state.computation()->AddInstruction(original.producer->Clone("remat"));
+  HloInstruction* clone = state.computation()->AddInstruction(
+      state.recycler().Clone(*original.producer, state.module(), "remat"));
   for (HloInstruction* predecessor :
        original.producer->control_predecessors()) {
     TF_RETURN_IF_ERROR(predecessor->AddControlDependencyTo(clone));
@@ -316,10 +316,12 @@ void CountChainTransient(PlannerState& state, const std::vector<int>& fresh,
           intermediates);
 }
 
-// Drops their control edges and removes them, users first.
+// Drops their control edges and removes them, users first. The fused
+// computations of removed clones go back to `recycler` (when given).
 absl::Status RemoveInstructions(
     HloComputation* computation,
-    absl::flat_hash_set<const HloInstruction*> doomed) {
+    absl::flat_hash_set<const HloInstruction*> doomed,
+    FusedComputationRecycler* recycler = nullptr) {
   for (const HloInstruction* instruction : doomed) {
     TF_RETURN_IF_ERROR(
         const_cast<HloInstruction*>(instruction)->DropAllControlDeps());
@@ -336,8 +338,13 @@ absl::Status RemoveInstructions(
     }
     for (const HloInstruction* instruction : ready) {
       doomed.erase(instruction);
+      HloComputation* fused =
+          instruction->opcode() == HloOpcode::kFusion
+              ? instruction->fused_instructions_computation()
+              : nullptr;
       TF_RETURN_IF_ERROR(computation->RemoveInstruction(
           const_cast<HloInstruction*>(instruction)));
+      if (recycler != nullptr && fused != nullptr) recycler->Release(fused);
     }
   }
   return absl::OkStatus();
@@ -585,6 +592,18 @@ absl::Status RevertMove(PlannerState& state, int move_index) {
   return absl::OkStatus();
 }
 
+absl::Status DiscardNewestMove(PlannerState& state) {
+  MoveLog& moves = state.moves();
+  const int newest = moves.size() - 1;
+  TF_RETURN_IF_ERROR(RevertMove(state, newest));
+  MoveLog::InstructionSet added(moves[newest].new_instructions.begin(),
+                                moves[newest].new_instructions.end());
+  moves.MarkDropped(added);
+  moves.DiscardNewest();
+  return RemoveInstructions(state.computation(), std::move(added),
+                            &state.recycler());
+}
+
 absl::Status DropTakenBack(PlannerState& state) {
   MoveLog::InstructionSet present = state.moves().TakenBackPresent();
   if (present.empty()) return absl::OkStatus();
@@ -592,7 +611,8 @@ absl::Status DropTakenBack(PlannerState& state) {
   // The computations they called stay until Materialize removes what is
   // unused: a copy clones only what the entry reaches, and a walk of the
   // whole module at each judgement took 7% of DenseNet-121's CPU pass.
-  return RemoveInstructions(state.computation(), std::move(present));
+  return RemoveInstructions(state.computation(), std::move(present),
+                            &state.recycler());
 }
 
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {

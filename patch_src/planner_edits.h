@@ -29,11 +29,15 @@ absl::Status ApplyMove(PlannerState& state, const Candidate& candidate,
 // before it, and its instructions are left for removal.
 absl::Status RevertMove(PlannerState& state, int move_index);
 
+// Takes the newest move back as soon as it was made, forgets it, and deletes
+// its instructions at once: the next clones reuse their fused computations.
+absl::Status DiscardNewestMove(PlannerState& state);
+
 // Deletes the instructions of moves taken back, so that copying and judging
-// the plan does not carry them; the computations only they called are left
-// unreachable, for Materialize to remove. Only once the plan is final: no
-// instruction may be added to the computation after it (a new one could reuse a
-// deleted one's address).
+// the plan does not carry them; the fused computations of their clones serve
+// the next clones. (Removed instructions stay allocated until the
+// computation's Cleanup, which the planner never runs: a new instruction
+// cannot take a removed one's address, which the move log still holds.)
 absl::Status DropTakenBack(PlannerState& state);
 
 // A copy of the module with the plan applied (same names, the planned

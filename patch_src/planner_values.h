@@ -25,6 +25,7 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
+#include "xla/service/remat/fused_computation_recycler.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/move_log.h"
 #include "xla/service/remat/planner_liveness.h"
@@ -141,6 +142,8 @@ class PlannerState {
   ScoreReaders& score_readers() { return score_readers_; }
   PlannerResult& result() { return result_; }
   const PlannerResult& result() const { return result_; }
+  // Where clones of fusions get their fused computations.
+  FusedComputationRecycler& recycler() { return recycler_; }
 
   // The slot the sweep is at: clones placed now are pinned after it.
   int sweep_slot() const { return sweep_slot_; }
@@ -191,6 +194,7 @@ class PlannerState {
   std::vector<ScoreCache> scores_;
   ScoreReaders score_readers_;
   PlannerResult result_;
+  FusedComputationRecycler recycler_;
   int sweep_slot_ = 0;
 };
 

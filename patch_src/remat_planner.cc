@@ -252,8 +252,7 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
     if (liveness.Max() > std::max(target, peak_before)) {
       // The clones or the longer-lived operands made another point worse
       // than the peak: take the move back and try the next one.
-      TF_RETURN_IF_ERROR(RevertMove(state_, newest));
-      state_.moves().DiscardNewest();
+      TF_RETURN_IF_ERROR(DiscardNewestMove(state_));
       state_.result().decisions.pop_back();
       rejected.insert(best.value);
       // Everything scoring reads is as it was before the move (its values
@@ -385,6 +384,8 @@ absl::Status Planner::RevertAll() {
     }
   }
   moves.Clear();
+  // The next plan's clones reuse the fused computations of these.
+  TF_RETURN_IF_ERROR(remat::DropTakenBack(state_));
   PlannerResult& result = state_.result();
   result.decisions.clear();
   result.undone = 0;
