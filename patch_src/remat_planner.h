@@ -128,8 +128,8 @@ struct PlannerResult {
   int instructions_removed = 0;  // producers left with no use
   bool plan_rejected = false;    // keep_plan said no: nothing applied
   std::string rejection;         // keep_plan's reason, when it said no
-  // A move was left out because it would have passed max_extra_flops (in
-  // any of the plans tried, the first of which aims at the budget).
+  // The plan kept left a move out, at a position where it has its peak,
+  // because the move would have passed max_extra_flops.
   bool flops_capped = false;
   double extra_flops = 0;  // of the moves kept
   int pinned = 0;  // control edges keeping clones after their trigger point

@@ -184,6 +184,35 @@ TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
   EXPECT_EQ(planned.status().message(), "simulator failed");
 }
 
+// Recomputing `a` before `d` would lower the memory at `c`; the peak is at
+// `w`, where nothing helps.
+constexpr absl::string_view kPeakPastTheCappedMove = R"(
+HloModule peak_past_the_capped_move, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  q = f32[1024,256]{1,0} parameter(1)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} add(c, a)
+  w = f32[1024,256]{1,0} exponential(q)
+  ROOT r = (f32[256,256]{1,0}, f32[1024,256]{1,0}) tuple(d, w)
+})";
+
+TEST(RematPlannerTest, ACapThatLeftOutAMoveBelowThePeakDidNotStopThePlan) {
+  absl::StatusOr<Planned> free =
+      Plan(kPeakPastTheCappedMove, AsLowAsPossible());
+  ASSERT_TRUE(free.ok()) << free.status();
+  PlannerConfig config = AsLowAsPossible();
+  config.max_extra_flops = 0;
+  absl::StatusOr<Planned> capped = Plan(kPeakPastTheCappedMove, config);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->result.recomputed, 0);
+  // Without the cap the plan ends at the same peak: the cap did not stop it.
+  EXPECT_EQ(capped->result.planned_peak_bytes, free->result.planned_peak_bytes);
+  EXPECT_FALSE(capped->result.flops_capped);
+}
+
 TEST(RematPlannerTest, ACapOfNoFlopsMakesNoMoveAndSaysSo) {
   PlannerConfig config = AsLowAsPossible();
   config.max_extra_flops = 0;
