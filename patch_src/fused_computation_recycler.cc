@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "xla/hlo/ir/hlo_clone_context.h"
 #include "xla/hlo/ir/hlo_computation.h"
@@ -27,9 +26,10 @@ std::unique_ptr<HloInstruction> FusedComputationRecycler::Clone(
     // The clone context hands the spare to the fusion's clone in place of a
     // fresh copy of its body.
     HloCloneContext context(module);
+    auto first = free->second.begin();
     context.MapComputation(original.fused_instructions_computation(),
-                           free->second.back());
-    free->second.pop_back();
+                           first->second);
+    free->second.erase(first);
     clone = original.Clone(suffix, &context);
   } else {
     clone = original.Clone(suffix);
@@ -43,7 +43,7 @@ void FusedComputationRecycler::Release(HloComputation* fused) {
   if (known == copy_of_.end() || !fused->caller_instructions().empty()) {
     return;
   }
-  spares_[known->second].push_back(fused);
+  spares_[known->second].emplace(fused->unique_id(), fused);
 }
 
 int FusedComputationRecycler::spare_count() const {

@@ -10,10 +10,11 @@
 #ifndef XLA_SERVICE_REMAT_FUSED_COMPUTATION_RECYCLER_H_
 #define XLA_SERVICE_REMAT_FUSED_COMPUTATION_RECYCLER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
@@ -44,8 +45,11 @@ class FusedComputationRecycler {
   // The original fused computation each copy this recycler handed out was
   // made from (clones of clones map to the first original).
   absl::flat_hash_map<const HloComputation*, const HloComputation*> copy_of_;
-  // Free copies, by original.
-  absl::flat_hash_map<const HloComputation*, std::vector<HloComputation*>>
+  // Free copies, by original, in the order the module made them: removed
+  // clones come back in a hash set's order, and the copy a clone takes names
+  // its fused computation in the output, which must not vary between runs.
+  absl::flat_hash_map<const HloComputation*,
+                      absl::btree_map<int64_t, HloComputation*>>
       spares_;
 };
 

@@ -76,6 +76,21 @@ TEST_F(FusedComputationRecyclerTest, ARemovedClonesBodyServesTheNextClone) {
   EXPECT_TRUE(Verifies());
 }
 
+TEST_F(FusedComputationRecyclerTest, SparesGoOutInTheOrderTheyWereMade) {
+  // Clones come back in a hash set's order; which spare a clone takes must
+  // not depend on it (its name is in the output).
+  HloInstruction* first = AddClone(*fusion_);
+  HloInstruction* second = AddClone(*fusion_);
+  HloComputation* made_first = first->fused_instructions_computation();
+  HloComputation* made_second = second->fused_instructions_computation();
+  ASSERT_TRUE(entry_->RemoveInstruction(first).ok());
+  ASSERT_TRUE(entry_->RemoveInstruction(second).ok());
+  recycler_.Release(made_first);
+  recycler_.Release(made_second);
+  EXPECT_EQ(AddClone(*fusion_)->fused_instructions_computation(), made_first);
+  EXPECT_EQ(AddClone(*fusion_)->fused_instructions_computation(), made_second);
+}
+
 TEST_F(FusedComputationRecyclerTest, AClonesCloneTakesTheOriginalsSpares) {
   HloInstruction* first = AddClone(*fusion_);
   HloInstruction* of_clone = AddClone(*first);
