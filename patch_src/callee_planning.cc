@@ -60,6 +60,7 @@ absl::Status PlanCalleesOf(HloModule* module, HloComputation* caller,
     PlannerConfig callee_config = config;
     callee_config.keep_plan = nullptr;  // the simulator judges the entry only
     callee_config.entry_memory = nullptr;
+    callee_config.floor_bytes = 0;  // the module's floor bounds the entry
     // What remains of its peak; 0 asks the planner for as low as it can go.
     callee_config.target_bytes =
         std::max<int64_t>(0, peaks[callee] - excess[callee]);

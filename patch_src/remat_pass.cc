@@ -496,6 +496,7 @@ class RematDriver {
     config.aliased_outputs = aliased_outputs();
     config.read_donated_until_written = !by_heap_simulator_;
     config.entry_memory = entry_model_;
+    config.floor_bytes = report_.floor_bytes;
     if (options_.max_extra_flops_fraction >= 0) {
       report_.max_extra_flops =
           options_.max_extra_flops_fraction * report_.flops_before;

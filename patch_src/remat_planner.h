@@ -60,6 +60,9 @@ inline constexpr double kOutOfLineFactor = 8;
 struct PlannerConfig {
   // Live bytes to reach at every position; 0 means as low as possible.
   int64_t target_bytes = 0;
+  // A lower bound on the peak (memory_floor.h), or 0: aims below it are
+  // not tried when the budget is missed.
+  int64_t floor_bytes = 0;
   // Values of this many bytes or fewer are never candidates.
   int64_t min_candidate_bytes = 0;
   // A recomputed value may itself be recomputed this many times.

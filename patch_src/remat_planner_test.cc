@@ -335,6 +335,26 @@ TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
   EXPECT_GT(EntrySize(*planned->module), 10);
 }
 
+// A budget missed narrowly: the ladder's rungs are all above the lowest peak
+// reached, so the search aims between the budget and that peak, never below
+// the floor. With the floor at that peak, no plan is aimed there.
+TEST(RematPlannerTest, AimsBelowTheLowestPeakStopAtTheFloor) {
+  absl::StatusOr<Planned> lowest = Plan(kChain, AsLowAsPossible());
+  ASSERT_TRUE(lowest.ok()) << lowest.status();
+  const int64_t reached = lowest->result.planned_peak_bytes;
+  ASSERT_LT(reached, lowest->result.initial_peak_bytes);
+  PlannerConfig config;
+  config.target_bytes = reached - 2;
+  absl::StatusOr<Planned> descended = Plan(kChain, config);
+  ASSERT_TRUE(descended.ok()) << descended.status();
+  config.floor_bytes = reached;
+  absl::StatusOr<Planned> bounded = Plan(kChain, config);
+  ASSERT_TRUE(bounded.ok()) << bounded.status();
+  EXPECT_EQ(descended->result.planned_peak_bytes, reached);
+  EXPECT_EQ(bounded->result.planned_peak_bytes, reached);
+  EXPECT_LT(bounded->result.plans_tried, descended->result.plans_tried);
+}
+
 TEST(RematPlannerTest, ValuesAtOrBelowTheSizeLimitAreNoCandidates) {
   PlannerConfig config = AsLowAsPossible();
   config.min_candidate_bytes = kValue;
