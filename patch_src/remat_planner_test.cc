@@ -335,16 +335,17 @@ TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
   EXPECT_GT(EntrySize(*planned->module), 10);
 }
 
-// A budget missed narrowly: the ladder's rungs are all above the lowest peak
-// reached, so the search aims between the budget and that peak, never below
-// the floor. With the floor at that peak, no plan is aimed there.
+// A budget missed by more than a narrow miss, but by less than the ladder's
+// first rung: the search aims between the budget and the lowest peak
+// reached, never below the floor. With the floor at that peak, no plan is
+// aimed there.
 TEST(RematPlannerTest, AimsBelowTheLowestPeakStopAtTheFloor) {
   absl::StatusOr<Planned> lowest = Plan(kChain, AsLowAsPossible());
   ASSERT_TRUE(lowest.ok()) << lowest.status();
   const int64_t reached = lowest->result.planned_peak_bytes;
   ASSERT_LT(reached, lowest->result.initial_peak_bytes);
   PlannerConfig config;
-  config.target_bytes = reached - 2;
+  config.target_bytes = reached - kValue / 4;
   absl::StatusOr<Planned> descended = Plan(kChain, config);
   ASSERT_TRUE(descended.ok()) << descended.status();
   config.floor_bytes = reached;
