@@ -475,12 +475,13 @@ class PlanSearch {
   // Returns the plan kept; which plan is in hand is not said.
   absl::StatusOr<PlanOutcome> DescendBelow(
       const PlanOutcome& ladder_best, absl::Span<const PlanOutcome> ladder);
-  // `challenger`, the plan in hand, against `incumbent`: not kept unless
-  // better by the tracker; as low and cheaper, kept; lower, kept if
-  // PlanComparison, on the judge's figures, says so too (without a judge,
-  // kept). The tracker's bytes are not the platform's: on DenseNet-121 for
-  // h100_sxm at 33%, plans 8 KB apart by the tracker allocated 123.4 and
-  // 115.5 MB. Which plan is left in hand is not said.
+  // `challenger` against `incumbent`: not kept unless better by the
+  // tracker; as low and cheaper, kept; lower, kept if PlanComparison, on the
+  // judge's figures, says so too (without a judge, kept). Only a challenger
+  // to be judged is made again when it is not in hand. The tracker's bytes
+  // are not the platform's: on DenseNet-121 for h100_sxm at 33%, plans 8 KB
+  // apart by the tracker allocated 123.4 and 115.5 MB. Which plan is left in
+  // hand is not said.
   absl::StatusOr<PlanOutcome> Challenge(const PlanOutcome& challenger,
                                         const PlanOutcome& incumbent);
   // For `path`: `best` (the plan in hand) beside the plan of single
@@ -795,6 +796,9 @@ absl::StatusOr<PlanOutcome> PlanSearch::Challenge(
   if (config_.keep_plan == nullptr || challenger.peak == incumbent.peak) {
     return challenger;
   }
+  if (challenger.target != last_target_) {
+    TF_RETURN_IF_ERROR(Plan(challenger.target).status());
+  }
   TF_ASSIGN_OR_RETURN(const PlanVerdict mine, Judge());
   const double my_flops = planner_.kept_flops();
   TF_ASSIGN_OR_RETURN(const PlanOutcome again, Plan(incumbent.target));
@@ -837,9 +841,6 @@ absl::StatusOr<PlanOutcome> PlanSearch::DescendBelow(
     if (outcome.peak >= best.peak) low = aim;
   }
   if (best.target == ladder_best.target) return best;
-  if (best.target != last_target_) {
-    TF_ASSIGN_OR_RETURN(best, Plan(best.target));
-  }
   return Challenge(best, ladder_best);
 }
 
