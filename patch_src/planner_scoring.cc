@@ -246,6 +246,7 @@ bool Score(const PlannerState& state, int index, int slot, ScoreCache& cache) {
   if (cache.valid && cache.from <= slot && slot < cache.until) return false;
   cache.candidates.clear();
   cache.reads.Clear();
+  cache.refused_in = -1;
   int horizon = state.slot_count();
   Candidate candidate;
   const PlannerConfig& config = state.config();

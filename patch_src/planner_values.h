@@ -82,6 +82,10 @@ struct ScoreCache {
   int until = 0;
   std::vector<Candidate> candidates;
   ScoreReads reads;
+  // The plan's state (Planner's stamp) in which the best of `candidates`
+  // was applied and raised the peak elsewhere; -1 if never. The same move
+  // in the same state raises it again: it is refused without applying it.
+  int64_t refused_in = -1;
 };
 
 // Whose scores read what, so that a move makes stale only the scores it

@@ -91,6 +91,19 @@ TEST_F(ScoreDependenciesTest, ScoresHoldUntilSomethingTheyReadChanges) {
   EXPECT_FALSE(Score(*state_, a, slot_, state_->scores()[a]));
 }
 
+TEST_F(ScoreDependenciesTest, ARefusalLastsAsLongAsTheScore) {
+  const int a = Scored("a");
+  ScoreCache& cache = state_->scores()[a];
+  cache.refused_in = 7;
+  // The same score: the move it names is the same, and so is the refusal.
+  EXPECT_FALSE(Score(*state_, a, slot_, cache));
+  EXPECT_EQ(cache.refused_in, 7);
+  // Scored again, the move may differ: it has to be tried again.
+  MarkAllScoresStale(*state_);
+  EXPECT_TRUE(Score(*state_, a, slot_, cache));
+  EXPECT_EQ(cache.refused_in, -1);
+}
+
 TEST_F(ScoreDependenciesTest,
        AMoveMakesStaleOnlyTheScoresThatReadWhatItChanged) {
   const int a = Scored("a");
