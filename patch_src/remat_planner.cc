@@ -165,10 +165,19 @@ class Planner {
   // applying at most `allowed`; returns how many it applied (taken back at
   // once included).
   absl::StatusOr<int> LowerSlot(int slot, int64_t target, int allowed);
+  // The values at one slot that have candidates, in the order the scan
+  // meets them, while no move has been kept since they were listed.
+  struct Shortlist {
+    std::vector<int> values;
+    bool current = false;
+  };
   // The best candidate at `slot`, not of a value in `rejected` nor refused
-  // in the plan's state; null if none.
+  // in the plan's state; null if none. Scans every active value, unless
+  // `shortlist` is current: then only those it lists (a refusal changes no
+  // score). Lists them when it scans.
   const Candidate* BestCandidate(int slot,
-                                 const absl::flat_hash_set<int>& rejected);
+                                 const absl::flat_hash_set<int>& rejected,
+                                 Shortlist& shortlist);
   absl::Status UndoChains(int64_t target) {
     return TakeBackUnneeded(target, /*recompute_only=*/true).status();
   }
@@ -230,23 +239,11 @@ absl::Status Planner::Sweep(int64_t target) {
 }
 
 const Candidate* Planner::BestCandidate(
-    int slot, const absl::flat_hash_set<int>& rejected) {
-  ValueTable& values = state_.values();
-  const LivenessModel& liveness = state_.liveness();
+    int slot, const absl::flat_hash_set<int>& rejected, Shortlist& shortlist) {
   std::vector<ScoreCache>& scores = state_.scores();
-  if (scores.size() < static_cast<size_t>(values.size())) {
-    scores.resize(values.size());
-  }
-  values.PruneActive(
-      [&](const Value& value) { return liveness.End(value.buffer) < slot; });
   const Candidate* winner = nullptr;
   double best_score = -1;
-  for (int index : values.active()) {
-    if (rejected.contains(index)) continue;
-    if (Score(state_, index, slot, scores[index])) {
-      RegisterScoreReads(state_, index);
-    }
-    if (scores[index].refused_in == plan_stamp_) continue;
+  auto consider = [&](int index) {
     for (const Candidate& candidate : scores[index].candidates) {
       const double score = static_cast<double>(candidate.gain) / candidate.cost;
       if (score > best_score) {
@@ -254,6 +251,34 @@ const Candidate* Planner::BestCandidate(
         winner = &candidate;
       }
     }
+  };
+  if (shortlist.current) {
+    for (int index : shortlist.values) {
+      if (rejected.contains(index) || scores[index].refused_in == plan_stamp_) {
+        continue;
+      }
+      consider(index);
+    }
+    return winner;
+  }
+  ValueTable& values = state_.values();
+  const LivenessModel& liveness = state_.liveness();
+  if (scores.size() < static_cast<size_t>(values.size())) {
+    scores.resize(values.size());
+  }
+  values.PruneActive(
+      [&](const Value& value) { return liveness.End(value.buffer) < slot; });
+  shortlist.values.clear();
+  shortlist.current = true;
+  for (int index : values.active()) {
+    if (rejected.contains(index)) continue;
+    if (Score(state_, index, slot, scores[index])) {
+      RegisterScoreReads(state_, index);
+    }
+    if (scores[index].candidates.empty()) continue;
+    shortlist.values.push_back(index);
+    if (scores[index].refused_in == plan_stamp_) continue;
+    consider(index);
   }
   return winner;
 }
@@ -262,11 +287,12 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
   LivenessModel& liveness = state_.liveness();
   // Values whose move passed the cap or raised the peak, at this slot.
   absl::flat_hash_set<int> rejected;
+  Shortlist shortlist;
   int applied = 0;
   // Summed once: the log's sum is over every move.
   double kept_flops = state_.moves().KeptFlops();
   while (liveness.At(slot) > target && applied < allowed) {
-    const Candidate* winner = BestCandidate(slot, rejected);
+    const Candidate* winner = BestCandidate(slot, rejected, shortlist);
     if (winner == nullptr) break;
     const Candidate best = *winner;  // ApplyMove grows the caches
     const double max_flops = state_.config().max_extra_flops;
@@ -293,6 +319,7 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
       continue;
     }
     ++plan_stamp_;
+    shortlist.current = false;
     kept_flops += state_.moves()[newest].flops;
     MarkScoresStale(state_, state_.moves()[newest]);
   }
