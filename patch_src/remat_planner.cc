@@ -165,8 +165,10 @@ class Planner {
   // applying at most `allowed`; returns how many it applied (taken back at
   // once included).
   absl::StatusOr<int> LowerSlot(int slot, int64_t target, int allowed);
-  // The values at one slot that have candidates, in the order the scan
-  // meets them, while no move has been kept since they were listed.
+  // The values at one slot that have candidates and were not refused, in the
+  // order the scan meets them, while no move has been kept since they were
+  // listed (the plan's stamp has not moved: those refused since are in
+  // LowerSlot's `rejected`).
   struct Shortlist {
     std::vector<int> values;
     bool current = false;
@@ -254,10 +256,7 @@ const Candidate* Planner::BestCandidate(
   };
   if (shortlist.current) {
     for (int index : shortlist.values) {
-      if (rejected.contains(index) || scores[index].refused_in == plan_stamp_) {
-        continue;
-      }
-      consider(index);
+      if (!rejected.contains(index)) consider(index);
     }
     return winner;
   }
@@ -275,9 +274,11 @@ const Candidate* Planner::BestCandidate(
     if (Score(state_, index, slot, scores[index])) {
       RegisterScoreReads(state_, index);
     }
-    if (scores[index].candidates.empty()) continue;
+    if (scores[index].candidates.empty() ||
+        scores[index].refused_in == plan_stamp_) {
+      continue;
+    }
     shortlist.values.push_back(index);
-    if (scores[index].refused_in == plan_stamp_) continue;
     consider(index);
   }
   return winner;
