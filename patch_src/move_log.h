@@ -36,6 +36,13 @@ struct AppliedMove {
   int original = -1;
   std::vector<Use> original_uses;
   bool original_dead = false;
+  // The companions recomputed with `original`, as the move found them.
+  struct Companion {
+    int value;
+    std::vector<Use> uses;
+    bool dead;
+  };
+  std::vector<Companion> companions;
   std::vector<int> new_values;
   std::vector<int> operand_values;  // values given a use by a new instruction
   std::vector<HloInstruction*> new_instructions;

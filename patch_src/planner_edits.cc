@@ -98,11 +98,21 @@ absl::Status ReadOperand(PlannerState& state, HloInstruction* clone,
   if (auto earlier = placed.find(chosen); earlier != placed.end()) {
     chosen = earlier->second;
   }
+  // A link of the chain is read as its clone, through a bitcast of it
+  // where the original was read through one.
   auto link = chain.find(chosen);
+  const int chosen_value = values.IndexOf(chosen);
+  if (link == chain.end() && chosen_value >= 0) {
+    link = chain.find(values[chosen_value].instruction);
+  }
   if (link != chain.end()) {
-    TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, link->second));
+    HloInstruction* read = link->second;
+    if (!ShapeUtil::Equal(read->shape(), chosen->shape())) {
+      read = BitcastOf(state, read, chosen->shape(), late_slot);
+    }
+    TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, read));
     const int link_value = values.IndexOf(link->second);
-    values.AddUse(link_value, {clone, operand_no, link->second, late_slot});
+    values.AddUse(link_value, {clone, operand_no, read, late_slot});
     liveness.AddRead(values[link_value].buffer, late_slot);
     return absl::OkStatus();
   }
@@ -275,22 +285,24 @@ absl::Status RedirectLateUses(PlannerState& state, int original,
 }
 
 // The memory at `late_slot` while the values `fresh` (clones placed there,
-// operands first) are computed one after another.
+// operands first) are computed one after another; the last `survivors` of
+// them are read after the slot, the others die in it.
 void CountChainTransient(PlannerState& state, const std::vector<int>& fresh,
-                         int late_slot) {
+                         int survivors, int late_slot) {
   // The clones of a chain run one after another at late_slot and each
   // intermediate dies once its last reader in the chain has run: the slot
   // holds the chain's own peak for a moment, not the sum of its values. A
   // clone's transient outputs (scratch, workspace) live only while it runs.
   const ValueTable& values = state.values();
   const int count = static_cast<int>(fresh.size());
-  absl::flat_hash_map<const HloInstruction*, int> position;
-  for (int i = 0; i < count; ++i) position[values[fresh[i]].instruction] = i;
+  // By value: a clone may read another through a bitcast.
+  absl::flat_hash_map<int, int> position;
+  for (int i = 0; i < count; ++i) position[fresh[i]] = i;
   std::vector<int> last_reader(count, -1);
   for (int i = 0; i < count; ++i) {
     for (const HloInstruction* operand :
          values[fresh[i]].producer->operands()) {
-      auto it = position.find(operand);
+      auto it = position.find(values.IndexOf(operand));
       if (it != position.end()) last_reader[it->second] = i;
     }
   }
@@ -306,13 +318,16 @@ void CountChainTransient(PlannerState& state, const std::vector<int>& fresh,
     }
   }
   // Before the chain's peak the instruction at late_slot has not yet
-  // allocated its own outputs; after it, only the chain's last value is left.
-  const int root = count - 1;
-  for (int i = 0; i < root; ++i) intermediates += size_of(i);
+  // allocated its own outputs; after it, only the survivors are left.
+  const int first_survivor = count - survivors;
+  int64_t survivor_bytes = 0;
+  for (int i = 0; i < count; ++i) {
+    (i < first_survivor ? intermediates : survivor_bytes) += size_of(i);
+  }
   state.liveness().AddMemory(
       late_slot, late_slot,
-      std::max<int64_t>(0,
-                        peak - state.defined_bytes(late_slot) - size_of(root)) -
+      std::max<int64_t>(
+          0, peak - state.defined_bytes(late_slot) - survivor_bytes) -
           intermediates);
 }
 
@@ -486,15 +501,33 @@ absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
     fresh_values.push_back(placed.value);
     transient |= state.values()[placed.value].transient > 0;
   }
-  if (fresh_values.size() > 1 || transient) {
-    CountChainTransient(state, fresh_values, late_slot);
-  }
-  TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, placed.provider,
-                                      placed.value, slot, late_slot));
+  const PlacedClone root = placed;
   AppliedMove& move = *state.moves().current();
-  move.clones = static_cast<int>(candidate.chain.size());
+  std::vector<PlacedClone> companions;
+  for (int companion : candidate.companions) {
+    const Value& found = state.values()[companion];
+    move.companions.push_back({companion, found.uses, found.dead});
+    state.liveness().Touch(found.buffer);
+    TF_ASSIGN_OR_RETURN(
+        placed, PlaceClone(state, companion, late_slot, chain, earlier));
+    companions.push_back(placed);
+    fresh_values.push_back(placed.value);
+    transient |= state.values()[placed.value].transient > 0;
+  }
+  if (fresh_values.size() > 1 || transient) {
+    CountChainTransient(state, fresh_values,
+                        1 + static_cast<int>(companions.size()), late_slot);
+  }
+  TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, root.provider,
+                                      root.value, slot, late_slot));
+  for (size_t i = 0; i < companions.size(); ++i) {
+    TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.companions[i],
+                                        companions[i].provider,
+                                        companions[i].value, slot, late_slot));
+  }
+  move.clones = static_cast<int>(candidate.chain.size() + companions.size());
   state.result().recomputed += move.clones;
-  return placed.provider;
+  return root.provider;
 }
 
 // Copies the value to its compact layout after its last early use and back
@@ -582,6 +615,9 @@ absl::Status RevertMove(PlannerState& state, int move_index) {
   }
   ValueTable& values = state.values();
   values.Restore(move.original, move.original_uses, move.original_dead);
+  for (const AppliedMove::Companion& companion : move.companions) {
+    values.Restore(companion.value, companion.uses, companion.dead);
+  }
   for (int index : move.new_values) values.Retire(index);
   const MoveLog::InstructionSet added = state.moves().MarkTakenBack(move_index);
   for (int index : move.operand_values) values.RemoveUsesBy(index, added);

@@ -160,6 +160,112 @@ TEST_F(PlannerEditsTest, AMoveTakenBackLeavesTheModuleAsGiven) {
   EXPECT_TRUE(module_->schedule().Verify().ok());
 }
 
+// `g` is read by `q` and `k`, which wait across the middle for `f` and the
+// root. Recomputing `q` rebuilds `g`; the clone of `k` reads that clone of
+// `g` at the same slot instead of holding `k` or a second `g`.
+constexpr absl::string_view kSharedProducer = R"(
+HloModule shared_producer, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  g = f32[256,256]{1,0} dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[256,256]{1,0} negate(g)
+  k = f32[256,256]{1,0} exponential(g)
+  b = f32[256,256]{1,0} tanh(p)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} add(d, c)
+  f = f32[256,256]{1,0} add(e, q)
+  ROOT r = f32[256,256]{1,0} add(f, k)
+})";
+
+class CompanionTest : public ::testing::Test {
+ protected:
+  static constexpr int kAt = 5;  // c: q, k, b and c are live, g is dead
+
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
+        ParseAndReturnUnverifiedModule(kSharedProducer);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    module_ = std::move(*parsed);
+    absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
+        AnalyzeCosts(*module_, PlainBytes);
+    ASSERT_TRUE(costs.ok()) << costs.status();
+    costs_ = std::move(*costs);
+    PlannerConfig config;
+    config.target_bytes = 1;
+    config.chains = true;
+    state_ = std::make_unique<PlannerState>(module_.get(),
+                                            module_->entry_computation(),
+                                            config, PlainBytes, *costs_);
+    ASSERT_TRUE(state_->Init().ok());
+    for (int slot = 0; slot < kAt; ++slot) {
+      for (int index : state_->values().DefinedAt(slot)) {
+        state_->values().Activate(index);
+      }
+    }
+    int horizon = state_->slot_count();
+    ScoreReads reads;
+    ASSERT_TRUE(EvaluateRecompute(*state_, Index("q"), kAt, /*chains=*/true,
+                                  candidate_, horizon, reads));
+  }
+
+  int Index(absl::string_view name) const {
+    return state_->values().IndexOf(
+        module_->entry_computation()->GetInstructionWithName(name));
+  }
+
+  std::unique_ptr<HloModule> module_;
+  std::unique_ptr<RematCostAnalysis> costs_;
+  std::unique_ptr<PlannerState> state_;
+  Candidate candidate_;
+};
+
+TEST_F(CompanionTest, TheChainsOtherReaderComesBackForItsOwnFlops) {
+  ASSERT_EQ(candidate_.chain.size(), 2);
+  EXPECT_EQ(candidate_.chain[0], Index("g"));
+  ASSERT_EQ(candidate_.companions.size(), 1);
+  EXPECT_EQ(candidate_.companions[0], Index("k"));
+  EXPECT_EQ(candidate_.gain, 2 * kValue);
+  const ValueTable& values = state_->values();
+  EXPECT_DOUBLE_EQ(candidate_.flops, values[Index("g")].flops +
+                                         values[Index("q")].flops +
+                                         values[Index("k")].flops);
+}
+
+TEST_F(CompanionTest, OneCloneOfTheProducerServesBoth) {
+  const int64_t before = state_->liveness().At(kAt);
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  EXPECT_EQ(before - state_->liveness().At(kAt), 2 * kValue);
+  const HloInstruction* f =
+      module_->entry_computation()->GetInstructionWithName("f");
+  const HloInstruction* g_for_q = nullptr;
+  const HloInstruction* g_for_k = nullptr;
+  EXPECT_TRUE(
+      Match(f, m::Add(m::Op(), m::Negate(m::Dot(&g_for_q, m::Op(), m::Op())))));
+  EXPECT_TRUE(
+      Match(module_->entry_computation()->root_instruction(),
+            m::Add(m::Op().Is(f), m::Exp(m::Dot(&g_for_k, m::Op(), m::Op())))));
+  EXPECT_NE(g_for_q->name(), "g");
+  EXPECT_EQ(g_for_q, g_for_k);
+  absl::StatusOr<PlannerResult> result = Materialize(*state_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->recomputed, 3);
+  EXPECT_TRUE(module_->schedule().Verify().ok());
+}
+
+TEST_F(CompanionTest, RevertMoveGivesTheCompanionItsUsesBack) {
+  const HloInstruction* k =
+      module_->entry_computation()->GetInstructionWithName("k");
+  const int64_t before = state_->liveness().Max();
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  EXPECT_EQ(k->user_count(), 0);
+  ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
+  EXPECT_EQ(state_->liveness().Max(), before);
+  EXPECT_EQ(k->user_count(), 1);
+  EXPECT_FALSE(state_->values()[Index("k")].dead);
+  EXPECT_EQ(state_->values()[Index("k")].uses.size(), 1);
+}
+
 }  // namespace
 }  // namespace remat
 }  // namespace xla

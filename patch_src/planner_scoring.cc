@@ -83,9 +83,10 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
     if (held_across && chains &&
         static_cast<int>(search.in_chain.size()) + 1 <=
             state.config().max_chain_length) {
+      // The operand may be a bitcast of the link (GPU HLO has one between
+      // most fusions): the clone reads a bitcast of the link's clone.
       const int link = state.values().IndexOf(chosen);
-      if (link >= 0 && state.values()[link].instruction == chosen &&
-          ChainLink(state, link, *search.reads)) {
+      if (link >= 0 && ChainLink(state, link, *search.reads)) {
         if (search.in_chain.contains(link)) continue;
         const size_t chain_mark = search.chain.size();
         const size_t seen_mark = search.seen_log.size();
@@ -112,6 +113,69 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
     }
   }
   return true;
+}
+
+// Whether the producer of `index` can run again at `late_slot` reading
+// only the clones of `links` and operands live there: nothing is held
+// across `slot` for it.
+bool ReadsOnlyLinksAndLive(const PlannerState& state, int index, int slot,
+                           int late_slot, const absl::flat_hash_set<int>& links,
+                           int& horizon, ScoreReads& reads) {
+  const LivenessModel& liveness = state.liveness();
+  for (HloInstruction* operand : state.values()[index].producer->operands()) {
+    HloInstruction* chosen = ChooseOperand(state, operand, late_slot, &reads);
+    if (links.contains(state.values().IndexOf(chosen))) continue;
+    for (int buffer : state.BuffersOf(chosen)) {
+      reads.buffers.push_back(buffer);
+      if (liveness.buffer(buffer).overwritten_at < late_slot) return false;
+      if (liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
+        continue;
+      }
+      if (liveness.End(buffer) < slot) return false;
+      horizon = std::min(horizon, liveness.End(buffer) + 1);
+    }
+  }
+  return true;
+}
+
+// The other values the chain's links were read by that are held across
+// `slot` and first read again at `late_slot` or later: their clones read the
+// links' clones at `late_slot`, so they come back for their own FLOPs only
+// (the three projections of one fused QKV GEMM; the outputs of one
+// convolution's epilogue fusions). Each is added to `out`'s companions.
+void AddCompanions(const PlannerState& state, int index, int slot,
+                   Candidate& out, int& horizon, ScoreReads& reads) {
+  const ValueTable& values = state.values();
+  absl::flat_hash_set<int> links(out.chain.begin(), out.chain.end());
+  absl::flat_hash_set<const HloInstruction*> producers;
+  for (int member : out.chain) producers.insert(values[member].producer);
+  absl::flat_hash_set<int> considered = links;
+  for (int link : out.chain) {
+    if (link == index) continue;
+    for (const Use& use : values[link].uses) {
+      const int reader = values.IndexOf(use.user);
+      if (reader < 0 || !considered.insert(reader).second) continue;
+      const Value& companion = values[reader];
+      if (companion.instruction != use.user ||
+          producers.contains(companion.producer)) {
+        continue;
+      }
+      int first_late = 0;
+      int companion_horizon = horizon;
+      if (!Movable(state, reader, slot, first_late, companion_horizon, reads) ||
+          first_late < out.first_late ||
+          !ReadsOnlyLinksAndLive(state, reader, slot, out.first_late, links,
+                                 companion_horizon, reads)) {
+        horizon = companion_horizon;
+        continue;
+      }
+      horizon = companion_horizon;
+      out.companions.push_back(reader);
+      out.gain += state.liveness().Size(companion.buffer);
+      out.cost += companion.cost;
+      out.flops += companion.flops;
+    }
+  }
 }
 
 }  // namespace
@@ -203,6 +267,7 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
     out.flops += state.values()[member].flops;
   }
   out.chain = std::move(chain);
+  if (chains) AddCompanions(state, index, slot, out, horizon, reads);
   return true;
 }
 

@@ -55,6 +55,9 @@ struct Candidate {
   // them where it would read another version of their values (`optimal`
   // places one stage's recomputations as one move each).
   std::vector<int> reads_placed;
+  // Recompute: other values cloned at first_late after `value`, reading the
+  // chain's clones (AddCompanions).
+  std::vector<int> companions;
   // Compress: where the compact copy goes and its shape.
   int compress_slot = 0;
   std::optional<Shape> compact;

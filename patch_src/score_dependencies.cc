@@ -89,6 +89,9 @@ void MarkScoresStale(PlannerState& state, const AppliedMove& move) {
     MarkBuffer(state, buffer);
   }
   MarkValue(state, move.original);
+  for (const AppliedMove::Companion& companion : move.companions) {
+    MarkValue(state, companion.value);
+  }
   for (int value : move.operand_values) MarkValue(state, value);
   auto& of_origin = state.score_readers().of_origin;
   for (int value : move.new_values) {
