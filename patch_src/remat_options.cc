@@ -306,7 +306,8 @@ std::vector<RematFlagDoc> RematFlagDocs() {
        "turn the pass on (implied by hlo-remat)"},
       {std::string(kMemLimit), "BYTES", "0",
        "memory budget: bytes, or 512M, 1.5GiB (powers of 1024), or 0.5x (of "
-       "the module's memory before the pass); 0: as low as the algorithm can"},
+       "the module's memory before the pass); 0: as low as the algorithm can "
+       "(it aims at the floor: entry parameters and the widest instruction)"},
       {std::string(kScheduler), "S", "default",
        absl::StrCat("schedule before the pass, ", ChoiceList(kSchedulers),
                     "; default tries list, DFS and postorder and keeps the "

@@ -297,6 +297,24 @@ TEST(RematPassTest, ARelativeBudgetBecomesBytesOfThePeakBefore) {
   EXPECT_TRUE(absl::StrContains(run->report.note, "budget 0.5x of 1310720"));
 }
 
+// "As low as it gets" is the plan aimed at the floor, not at zero: aimed at
+// zero the sweep lowers every position from the first.
+TEST(RematPassTest, WithoutABudgetThePlanAimsAtTheFloor) {
+  absl::StatusOr<PassRun> unbounded = RunPass(kChain, Options(0));
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status();
+  const RematReport& report = unbounded->report;
+  EXPECT_TRUE(report.budget_met);
+  EXPECT_TRUE(absl::StrContains(report.note,
+                                absl::StrCat("no budget: aimed at the floor, ",
+                                             report.floor_bytes, " bytes")));
+  absl::StatusOr<PassRun> at_floor =
+      RunPass(kChain, Options(report.floor_bytes));
+  ASSERT_TRUE(at_floor.ok()) << at_floor.status();
+  EXPECT_EQ(report.heap_sim_after_bytes, at_floor->report.heap_sim_after_bytes);
+  EXPECT_EQ(report.recomputed, at_floor->report.recomputed);
+  EXPECT_LT(report.heap_sim_after_bytes, report.heap_sim_before_bytes);
+}
+
 TEST(RematPassTest, TheTrackerCountsOneValueMoreThanTheSimulatorOnAChain) {
   // HeapSimulator lets an elementwise op write over a dying operand; the
   // tracker does not model that reuse, so on the chain (one reuse at the
