@@ -41,15 +41,13 @@ ENTRY main {
   ROOT r = f32[256,256]{1,0} add(e, a)
 })";
 
-// A planner state on kLateUse, every value defined before position `at`
-// active, and the recomputation of `a` scored at `at`.
-class PlannerEditsTest : public ::testing::Test {
+// A planner state on an HLO text, every value defined before position `at`
+// active.
+class PlannerStateTest : public ::testing::Test {
  protected:
-  static constexpr int kAt = 3;  // c: a, b and c are live
-
-  void SetUp() override {
+  void Build(absl::string_view hlo, bool chains, int at) {
     absl::StatusOr<std::unique_ptr<HloModule>> parsed =
-        ParseAndReturnUnverifiedModule(kLateUse);
+        ParseAndReturnUnverifiedModule(hlo);
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     module_ = std::move(*parsed);
     absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
@@ -58,15 +56,35 @@ class PlannerEditsTest : public ::testing::Test {
     costs_ = std::move(*costs);
     PlannerConfig config;
     config.target_bytes = 1;
+    config.chains = chains;
     state_ = std::make_unique<PlannerState>(module_.get(),
                                             module_->entry_computation(),
                                             config, PlainBytes, *costs_);
     ASSERT_TRUE(state_->Init().ok());
-    for (int slot = 0; slot < kAt; ++slot) {
+    for (int slot = 0; slot < at; ++slot) {
       for (int index : state_->values().DefinedAt(slot)) {
         state_->values().Activate(index);
       }
     }
+  }
+
+  int Index(absl::string_view name) const {
+    return state_->values().IndexOf(
+        module_->entry_computation()->GetInstructionWithName(name));
+  }
+
+  std::unique_ptr<HloModule> module_;
+  std::unique_ptr<RematCostAnalysis> costs_;
+  std::unique_ptr<PlannerState> state_;
+};
+
+// The recomputation of `a` scored at `kAt` on kLateUse.
+class PlannerEditsTest : public PlannerStateTest {
+ protected:
+  static constexpr int kAt = 3;  // c: a, b and c are live
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(Build(kLateUse, /*chains=*/false, kAt));
     a_ = module_->entry_computation()->GetInstructionWithName("a");
     ASSERT_NE(a_, nullptr);
     const int index = state_->values().IndexOf(a_);
@@ -81,9 +99,6 @@ class PlannerEditsTest : public ::testing::Test {
     return module_->entry_computation()->root_instruction();
   }
 
-  std::unique_ptr<HloModule> module_;
-  std::unique_ptr<RematCostAnalysis> costs_;
-  std::unique_ptr<PlannerState> state_;
   const HloInstruction* a_ = nullptr;
   Candidate candidate_;
 };
@@ -178,45 +193,19 @@ ENTRY main {
   ROOT r = f32[256,256]{1,0} add(f, k)
 })";
 
-class CompanionTest : public ::testing::Test {
+// The recomputation of `q` scored at `kAt` on kSharedProducer, with chains.
+class CompanionTest : public PlannerStateTest {
  protected:
   static constexpr int kAt = 5;  // c: q, k, b and c are live, g is dead
 
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
-        ParseAndReturnUnverifiedModule(kSharedProducer);
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
-    module_ = std::move(*parsed);
-    absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
-        AnalyzeCosts(*module_, PlainBytes);
-    ASSERT_TRUE(costs.ok()) << costs.status();
-    costs_ = std::move(*costs);
-    PlannerConfig config;
-    config.target_bytes = 1;
-    config.chains = true;
-    state_ = std::make_unique<PlannerState>(module_.get(),
-                                            module_->entry_computation(),
-                                            config, PlainBytes, *costs_);
-    ASSERT_TRUE(state_->Init().ok());
-    for (int slot = 0; slot < kAt; ++slot) {
-      for (int index : state_->values().DefinedAt(slot)) {
-        state_->values().Activate(index);
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(Build(kSharedProducer, /*chains=*/true, kAt));
     int horizon = state_->slot_count();
     ScoreReads reads;
     ASSERT_TRUE(EvaluateRecompute(*state_, Index("q"), kAt, /*chains=*/true,
                                   candidate_, horizon, reads));
   }
 
-  int Index(absl::string_view name) const {
-    return state_->values().IndexOf(
-        module_->entry_computation()->GetInstructionWithName(name));
-  }
-
-  std::unique_ptr<HloModule> module_;
-  std::unique_ptr<RematCostAnalysis> costs_;
-  std::unique_ptr<PlannerState> state_;
   Candidate candidate_;
 };
 
