@@ -50,6 +50,9 @@ class OptimalProblem {
   static absl::StatusOr<std::unique_ptr<OptimalProblem>> Build(
       const PlannerState& state, int depth);
 
+  // The model's columns: its size before the memory rows of an aim.
+  int columns() const { return model_->columns(); }
+
   // A plan's copies (CopiesOfPlanInHand) as a solution of the model, to
   // start from.
   std::vector<double> StartFrom(const CopiesInHand& copies) const;

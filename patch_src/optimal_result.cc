@@ -22,6 +22,9 @@ absl::string_view OptimalOutcomeName(OptimalOutcome outcome) {
     case OptimalOutcome::kTimedOut:
       return "path plan kept: the time limit passed before the solver had a "
              "plan";
+    case OptimalOutcome::kTooLarge:
+      return "path plan kept: the model is too large to solve within the "
+             "time limit";
   }
   return "unknown";
 }

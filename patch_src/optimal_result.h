@@ -22,6 +22,9 @@ enum class OptimalOutcome {
   kInfeasible,
   // The time limit passed before the solver had a plan.
   kTimedOut,
+  // The model is too large for the solver to start within its time limit:
+  // not solved (OptimalConfig::max_columns).
+  kTooLarge,
 };
 
 struct OptimalResult {

@@ -643,6 +643,12 @@ class PlanSearch {
 absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
     const OptimalProblem& problem, const PlanOutcome& best,
     absl::Span<const double> start, double seconds, OptimalResult& report) {
+  if (problem.columns() > config_.optimal->max_columns) {
+    report.columns = problem.columns();
+    report.status = "not solved";
+    report.outcome = OptimalOutcome::kTooLarge;
+    return OptimalSolve();
+  }
   const int64_t target = config_.target_bytes;
   std::vector<int64_t> aims;
   if (target > 0) aims.push_back(target);

@@ -20,6 +20,7 @@
 #include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
@@ -156,6 +157,22 @@ TEST(RematPlannerTest, AJudgeThatSaysNoLeavesTheModuleAsGivenWithItsReason) {
   EXPECT_EQ(planned->result.planned_peak_bytes,
             planned->result.initial_peak_bytes);
   EXPECT_GE(planned->result.judge_seconds, 0);
+}
+
+// A model larger than the solver can start on within its time limit is not
+// given to it: the planner's own plan stands, and the result says why.
+TEST(RematPlannerTest, AModelTooLargeForTheSolverKeepsThePlannersPlan) {
+  PlannerConfig config = AsLowAsPossible();
+  config.optimal = OptimalConfig();
+  config.optimal->max_columns = 1;
+  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const PlannerResult& result = planned->result;
+  EXPECT_EQ(result.optimal.outcome, OptimalOutcome::kTooLarge);
+  EXPECT_GT(result.optimal.columns, 1);
+  EXPECT_EQ(result.optimal.seconds, 0);
+  EXPECT_EQ(result.recomputed, 1);
+  EXPECT_LT(result.planned_peak_bytes, result.initial_peak_bytes);
 }
 
 TEST(RematPlannerTest, AJudgeThatSaysYesKeepsThePlan) {
