@@ -141,8 +141,8 @@ bool ReadsOnlyLinksAndLive(const PlannerState& state, int index, int slot,
 // The other values the chain's links were read by that are held across
 // `slot` and first read again at `late_slot` or later: their clones read the
 // links' clones at `late_slot`, so they come back for their own FLOPs only
-// (the three projections of one fused QKV GEMM; the outputs of one
-// convolution's epilogue fusions). Each is added to `out`'s companions.
+// (Q, K and V of one fused QKV GEMM on GPU). Each is added to `out`'s
+// companions.
 void AddCompanions(const PlannerState& state, int index, int slot,
                    Candidate& out, int& horizon, ScoreReads& reads) {
   const ValueTable& values = state.values();
@@ -161,15 +161,14 @@ void AddCompanions(const PlannerState& state, int index, int slot,
         continue;
       }
       int first_late = 0;
-      int companion_horizon = horizon;
-      if (!Movable(state, reader, slot, first_late, companion_horizon, reads) ||
+      // Whether it comes or not, the score lasts only while what made the
+      // difference holds.
+      if (!Movable(state, reader, slot, first_late, horizon, reads) ||
           first_late < out.first_late ||
           !ReadsOnlyLinksAndLive(state, reader, slot, out.first_late, links,
-                                 companion_horizon, reads)) {
-        horizon = companion_horizon;
+                                 horizon, reads)) {
         continue;
       }
-      horizon = companion_horizon;
       out.companions.push_back(reader);
       out.gain += state.liveness().Size(companion.buffer);
       out.cost += companion.cost;
