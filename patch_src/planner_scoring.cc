@@ -53,6 +53,34 @@ void ForgetLinksSince(ChainSearch& search, size_t chain_mark, size_t seen_mark,
   search.extension = extension_mark;
 }
 
+// How a clone at `late_slot` can read `chosen`, seen from the sweep's `slot`.
+enum class OperandReach {
+  kOverwritten,  // a buffer of it is written before `late_slot`: it cannot
+  kHeldAcross,   // a buffer of it ends before `slot`: read, it is held across
+  kLive,         // live at `slot` (`horizon` narrowed to where that holds)
+};
+
+OperandReach ReachOf(const PlannerState& state, const HloInstruction* chosen,
+                     int slot, int late_slot, int& horizon, ScoreReads& reads) {
+  const LivenessModel& liveness = state.liveness();
+  bool held_across = false;
+  for (int buffer : state.BuffersOf(chosen)) {
+    reads.buffers.push_back(buffer);
+    if (liveness.buffer(buffer).overwritten_at < late_slot) {
+      return OperandReach::kOverwritten;
+    }
+    if (liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
+      continue;
+    }
+    if (liveness.End(buffer) < slot) {
+      held_across = true;
+    } else {
+      horizon = std::min(horizon, liveness.End(buffer) + 1);
+    }
+  }
+  return held_across ? OperandReach::kHeldAcross : OperandReach::kLive;
+}
+
 // Adds the operands of `index` a clone at `late_slot` reads to the chain or
 // to the extension held across `slot`. False when the clone cannot read
 // them there.
@@ -62,20 +90,10 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
   for (HloInstruction* operand : state.values()[index].producer->operands()) {
     HloInstruction* chosen =
         ChooseOperand(state, operand, late_slot, search.reads);
-    // No move is applied while scoring: the reference stays valid.
-    const std::vector<int>& ids = state.BuffersOf(chosen);
-    bool held_across = false;
-    for (int buffer : ids) {
-      search.reads->buffers.push_back(buffer);
-      if (liveness.buffer(buffer).overwritten_at < late_slot) return false;
-      if (liveness.Size(buffer) > 0 && !liveness.buffer(buffer).live_to_end) {
-        if (liveness.End(buffer) < slot) {
-          held_across = true;
-        } else {
-          search.horizon = std::min(search.horizon, liveness.End(buffer) + 1);
-        }
-      }
-    }
+    const OperandReach reach =
+        ReachOf(state, chosen, slot, late_slot, search.horizon, *search.reads);
+    if (reach == OperandReach::kOverwritten) return false;
+    const bool held_across = reach == OperandReach::kHeldAcross;
     // `in_chain` holds the value, the links kept and the links being tried
     // on the way down: the chain would have one member more. Bounding by it
     // (not by the links kept, which grow only on the way back up) bounds the
@@ -101,7 +119,7 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
         search.in_chain.erase(link);
       }
     }
-    for (int buffer : ids) {
+    for (int buffer : state.BuffersOf(chosen)) {
       if (!search.seen.insert(buffer).second) continue;
       search.seen_log.push_back(buffer);
       if (liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
@@ -121,18 +139,12 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
 bool ReadsOnlyLinksAndLive(const PlannerState& state, int index, int slot,
                            int late_slot, const absl::flat_hash_set<int>& links,
                            int& horizon, ScoreReads& reads) {
-  const LivenessModel& liveness = state.liveness();
   for (HloInstruction* operand : state.values()[index].producer->operands()) {
     HloInstruction* chosen = ChooseOperand(state, operand, late_slot, &reads);
     if (links.contains(state.values().IndexOf(chosen))) continue;
-    for (int buffer : state.BuffersOf(chosen)) {
-      reads.buffers.push_back(buffer);
-      if (liveness.buffer(buffer).overwritten_at < late_slot) return false;
-      if (liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
-        continue;
-      }
-      if (liveness.End(buffer) < slot) return false;
-      horizon = std::min(horizon, liveness.End(buffer) + 1);
+    if (ReachOf(state, chosen, slot, late_slot, horizon, reads) !=
+        OperandReach::kLive) {
+      return false;
     }
   }
   return true;
