@@ -33,16 +33,14 @@ struct AppliedMove {
     HloInstruction* old_operand;
   };
   std::vector<Redirect> redirects;
-  int original = -1;
-  std::vector<Use> original_uses;
-  bool original_dead = false;
-  // The companions recomputed with `original`, as the move found them.
-  struct Companion {
+  // A value whose late uses the move took, as the move found it.
+  struct MovedValue {
     int value;
     std::vector<Use> uses;
     bool dead;
   };
-  std::vector<Companion> companions;
+  // The value moved, then the companions recomputed with it.
+  std::vector<MovedValue> moved;
   std::vector<int> new_values;
   std::vector<int> operand_values;  // values given a use by a new instruction
   std::vector<HloInstruction*> new_instructions;

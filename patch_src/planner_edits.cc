@@ -506,7 +506,7 @@ absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
   std::vector<PlacedClone> companions;
   for (int companion : candidate.companions) {
     const Value& found = state.values()[companion];
-    move.companions.push_back({companion, found.uses, found.dead});
+    move.moved.push_back({companion, found.uses, found.dead});
     state.liveness().Touch(found.buffer);
     TF_ASSIGN_OR_RETURN(
         placed, PlaceClone(state, companion, late_slot, chain, earlier));
@@ -568,9 +568,7 @@ absl::Status ApplyMove(PlannerState& state, const Candidate& candidate,
   AppliedMove& move = state.moves().Begin();
   state.liveness().BeginMove(state.moves().size() - 1, &move.liveness);
   move.kind = candidate.kind;
-  move.original = candidate.value;
-  move.original_uses = moved.uses;
-  move.original_dead = moved.dead;
+  move.moved.push_back({candidate.value, moved.uses, moved.dead});
   move.bytes_saved = candidate.gain;
   move.cost = candidate.cost;
   move.flops = candidate.flops;
@@ -614,9 +612,8 @@ absl::Status RevertMove(PlannerState& state, int move_index) {
         it->user->ReplaceOperandWith(it->operand_no, it->old_operand));
   }
   ValueTable& values = state.values();
-  values.Restore(move.original, move.original_uses, move.original_dead);
-  for (const AppliedMove::Companion& companion : move.companions) {
-    values.Restore(companion.value, companion.uses, companion.dead);
+  for (const AppliedMove::MovedValue& moved : move.moved) {
+    values.Restore(moved.value, moved.uses, moved.dead);
   }
   for (int index : move.new_values) values.Retire(index);
   const MoveLog::InstructionSet added = state.moves().MarkTakenBack(move_index);

@@ -88,9 +88,8 @@ void MarkScoresStale(PlannerState& state, const AppliedMove& move) {
   for (const auto& [buffer, toucher] : log.old_touches) {
     MarkBuffer(state, buffer);
   }
-  MarkValue(state, move.original);
-  for (const AppliedMove::Companion& companion : move.companions) {
-    MarkValue(state, companion.value);
+  for (const AppliedMove::MovedValue& moved : move.moved) {
+    MarkValue(state, moved.value);
   }
   for (int value : move.operand_values) MarkValue(state, value);
   auto& of_origin = state.score_readers().of_origin;
