@@ -737,6 +737,8 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
         attempt.outcome == OptimalOutcome::kSolverPlanKept) {
       shown = attempt;
     }
+    // A deeper model has more columns still: building it is wasted.
+    if (attempt.outcome == OptimalOutcome::kTooLarge) break;
   }
   shown.seconds = solver_seconds;
   planner_.set_optimal(std::move(shown));
