@@ -99,12 +99,10 @@ absl::Status ReadOperand(PlannerState& state, HloInstruction* clone,
     chosen = earlier->second;
   }
   // A link of the chain is read as its clone, through a bitcast of it
-  // where the original was read through one.
-  auto link = chain.find(chosen);
+  // where the original was read through one (`chain` is keyed by values).
   const int chosen_value = values.IndexOf(chosen);
-  if (link == chain.end() && chosen_value >= 0) {
-    link = chain.find(values[chosen_value].instruction);
-  }
+  auto link =
+      chain.find(chosen_value >= 0 ? values[chosen_value].instruction : chosen);
   if (link != chain.end()) {
     HloInstruction* read = link->second;
     if (!ShapeUtil::Equal(read->shape(), chosen->shape())) {
