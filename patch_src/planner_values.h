@@ -123,6 +123,7 @@ class PlannerState {
   const PlannerConfig& config() const { return config_; }
   // Chains on or off for the moves scored from now on.
   void set_chains(bool chains) { config_.chains = chains; }
+  void set_max_extra_flops(double flops) { config_.max_extra_flops = flops; }
   const SizeFunction& size_fn() const { return size_fn_; }
   // The memory model of the schedule Init found.
   const ComputationMemory& initial_memory() const { return *memory_; }

@@ -373,6 +373,39 @@ TEST(RematPlannerTest, AimsBelowTheLowestPeakStopAtTheFloor) {
   EXPECT_LT(bounded->result.plans_tried, descended->result.plans_tried);
 }
 
+// A budget the tracker misses by a little: with the floor well below it,
+// plans aimed past the budget, down towards the floor, are made and judged
+// (BufferAssigner's figure can meet a budget the tracker's cannot); with the
+// floor at the budget, or a judge that puts the plan within it already, none.
+TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
+  absl::StatusOr<Planned> lowest = Plan(kChain, AsLowAsPossible());
+  ASSERT_TRUE(lowest.ok()) << lowest.status();
+  const int64_t reached = lowest->result.planned_peak_bytes;
+  PlannerConfig config;
+  config.target_bytes = reached - kValue / 4;
+  int64_t judged_over = 0;
+  config.keep_plan = [&](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true, config.target_bytes + judged_over, ""};
+  };
+  auto planned = [&](int64_t floor_bytes, int64_t over) -> PlannerResult {
+    config.floor_bytes = floor_bytes;
+    judged_over = over;
+    absl::StatusOr<Planned> planned = Plan(kChain, config);
+    EXPECT_TRUE(planned.ok()) << planned.status();
+    return planned.ok() ? planned->result : PlannerResult();
+  };
+  // 5% over by the judge: not a narrow miss.
+  const int64_t missed = config.target_bytes / 20;
+  EXPECT_GT(planned(kValue, missed).plans_tried,
+            planned(config.target_bytes, missed).plans_tried);
+  // Within the budget by the judge: the same plan.
+  const PlannerResult met_low_floor = planned(kValue, /*over=*/0);
+  const PlannerResult met = planned(config.target_bytes, /*over=*/0);
+  EXPECT_EQ(met_low_floor.planned_peak_bytes, met.planned_peak_bytes);
+  EXPECT_EQ(met_low_floor.recomputed, met.recomputed);
+  EXPECT_EQ(met_low_floor.extra_flops, met.extra_flops);
+}
+
 TEST(RematPlannerTest, ValuesAtOrBelowTheSizeLimitAreNoCandidates) {
   PlannerConfig config = AsLowAsPossible();
   config.min_candidate_bytes = kValue;
