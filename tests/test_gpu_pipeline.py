@@ -21,6 +21,7 @@ from remat_harness.paths import hlo_remat_binary
 from remat_harness.remat_report import RematReport, kernels_text
 from remat_harness.sweep import ALGORITHMS
 from tests.baselines import check_at_most
+from tests.test_explain_peak import PEAK_LINE, sections
 
 pytestmark = pytest.mark.gpusim
 
@@ -99,6 +100,38 @@ def test_small_model_compiles_deviceless(tmp_path):
     assert "__cudnn$conv" in text, "the convolution became a cuDNN custom-call"
     assert report["heap_sim_before_bytes"] > 0
     assert report["buffer_assignment_before_bytes"] >= report["heap_sim_before_bytes"] // 2
+
+
+def test_explain_peak_shows_the_gpu_modules_with_what_the_gpu_allocates(tmp_path):
+    src = tmp_path / "small.hlo"
+    src.write_text(SMALL_MODEL)
+    run = run_hlo_remat(
+        src,
+        [
+            "--platform",
+            "gpu",
+            "--gpu-target",
+            TARGET,
+            "--explain-peak",
+            "2",
+            "--xla_rematerialization_mem_limit=0.5x",
+        ],
+        tmp_path / "r.json",
+        timeout_s=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = sections(run.stderr)
+    assert set(found) == {"before", "after"}, run.stderr[-2000:]
+    for label in ("before", "after"):
+        line = PEAK_LINE.match(found[label][0])
+        assert line, found[label]
+        # The pipeline's modules without and with the pass, by the target's
+        # alias rules: the report's HeapSimulator figure, and beside it what
+        # the GPU allocates (BufferAssigner), not the CPU's assignment.
+        assert int(line.group(2)) == run.raw[f"heap_sim_{label}_bytes"]
+        assert int(line.group(5)) == run.raw[f"buffer_assignment_{label}_bytes"]
+        largest = [entry for entry in found[label][1:] if "[" in entry]
+        assert 1 <= len(largest) <= 2, found[label]
 
 
 def test_resnet20_compiles_for_h100(resnet20_baseline):

@@ -63,7 +63,7 @@ constexpr OptionDoc kOptions[] = {
     {"--time", "N", "off",
      "time N runs of the step before and after on XLA:CPU (cpu)"},
     {"--explain-peak", "N", "off",
-     "print the N largest values live at the peak, before and after (cpu)"},
+     "print the N largest values live at the peak, before and after"},
     {"--after-copy-insertion", "", "off",
      "treat IN as the GPU hook sees it (scheduler 'given', live ranges "
      "checked)"},
@@ -193,10 +193,6 @@ absl::Status CheckPlatformOptions(const CliArgs& args) {
     return Bad(
         "--check-numerics and --time are not available with "
         "--platform gpu");
-  }
-  if (args.platform == Platform::kGpu && args.explain_peak_top > 0) {
-    // It simulates with the CPU alias rules.
-    return Bad("--explain-peak is not available with --platform gpu");
   }
   if (!args.gpu.target.empty()) {
     // Checked here, before the input is read: a typo costs nothing.

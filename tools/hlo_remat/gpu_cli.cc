@@ -13,8 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "engine_channel.h"
 #include "gpu_pipeline.h"
 #include "gpu_target.h"
+#include "peak_breakdown.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
@@ -164,6 +166,25 @@ absl::Status SetFinalFigures(GpuPipeline& pipeline,
   return absl::OkStatus();
 }
 
+// What is live at the peak of the pipeline's module without (`baseline`) and
+// with (`optimized`) the pass, by the target's alias rules, beside what the
+// GPU allocates for each (the report's figures).
+absl::Status ExplainPeaks(GpuPipeline& pipeline, const xla::HloModule& baseline,
+                          const xla::HloModule& optimized,
+                          const xla::remat::RematReport& report, int top) {
+  TF_ASSIGN_OR_RETURN(
+      PeakBreakdown before,
+      ExplainPeak(baseline, pipeline.size_fn(), top, pipeline.alias_info()));
+  TF_ASSIGN_OR_RETURN(
+      PeakBreakdown after,
+      ExplainPeak(optimized, pipeline.size_fn(), top, pipeline.alias_info()));
+  before.assigned_bytes = report.buffer_assignment_before_bytes;
+  after.assigned_bytes = report.buffer_assignment_after_bytes;
+  WriteUserMessage(FormatPeakBreakdown(before, "before") +
+                   FormatPeakBreakdown(after, "after"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<xla::remat::RematReport> RunGpuPath(
@@ -208,6 +229,10 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   report.gpu_pipeline->autotune_hits = scheduled.autotune_hits;
   report.gpu_pipeline->autotune_misses = scheduled.autotune_misses;
 
+  if (args.explain_peak_top > 0) {
+    TF_RETURN_IF_ERROR(ExplainPeaks(pipeline, *baseline, *optimized, report,
+                                    args.explain_peak_top));
+  }
   if (!args.output.empty()) {
     TF_RETURN_IF_ERROR(WriteText(args.output, optimized->ToString()));
   }

@@ -27,6 +27,9 @@ struct GpuCliArgs {
   std::string disable_passes;
   // --gpu-autotune-results F: kernels recorded on the user's GPU.
   std::string autotune_results;
+  // --explain-peak N: the N largest values live at the peak of the pipeline's
+  // module without the pass and with it, printed to the user.
+  int explain_peak_top = 0;
 };
 
 // InvalidArgument for bad targets or unwritable outputs (exit 2); other errors

@@ -153,9 +153,13 @@ int Run(CliArgs& args) {
   if (!input->warning.empty()) Fail(0, absl::StrCat("note: ", input->warning));
 
   std::string explained;
-  if (args.explain_peak_top > 0 && module->has_schedule()) {
+  // On GPU the pipeline explains its own modules (gpu_cli.h).
+  const bool explain_here =
+      args.explain_peak_top > 0 && args.platform != Platform::kGpu;
+  if (explain_here && module->has_schedule()) {
     absl::StatusOr<hlo_remat::PeakBreakdown> before =
-        hlo_remat::ExplainPeak(*module, *size_fn, args.explain_peak_top);
+        hlo_remat::ExplainPeak(*module, *size_fn, args.explain_peak_top,
+                               /*alias_info=*/nullptr);
     if (!before.ok()) return Fail(1, before.status().message());
     explained = hlo_remat::FormatPeakBreakdown(*before, "before");
   }
@@ -163,6 +167,7 @@ int Run(CliArgs& args) {
   if (args.platform == Platform::kGpu) {
     // The GPU path writes its own outputs: its module is the compiled one.
     args.gpu.output = std::exchange(args.output, "");
+    args.gpu.explain_peak_top = args.explain_peak_top;
     report = hlo_remat::RunGpuPath(std::move(module), *options, args.gpu);
   } else {
     report = xla::remat::RunRemat(module.get(), *options, *size_fn);
@@ -174,9 +179,10 @@ int Run(CliArgs& args) {
     return Fail(user_error ? 2 : 1, report.status().message());
   }
   if (original != nullptr) MeasureOnCpu(args, *original, *module, *report);
-  if (args.explain_peak_top > 0) {
+  if (explain_here) {
     absl::StatusOr<hlo_remat::PeakBreakdown> after =
-        hlo_remat::ExplainPeak(*module, *size_fn, args.explain_peak_top);
+        hlo_remat::ExplainPeak(*module, *size_fn, args.explain_peak_top,
+                               /*alias_info=*/nullptr);
     if (!after.ok()) return Fail(1, after.status().message());
     hlo_remat::WriteUserMessage(
         explained + hlo_remat::FormatPeakBreakdown(*after, "after"));

@@ -59,12 +59,12 @@ class EventRecorder : public xla::HeapAlgorithm<HloValue> {
 
 absl::StatusOr<PeakBreakdown> ExplainPeak(
     const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
-    int top) {
+    int top, const xla::AliasInfo* alias_info_or_null) {
   if (!module.has_schedule()) {
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module.name(), " has no schedule"));
   }
-  const xla::remat::TargetAliasInfo alias_info(nullptr);
+  const xla::remat::TargetAliasInfo alias_info(alias_info_or_null);
   TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::HloAliasAnalysis> alias_analysis,
                       xla::HloAliasAnalysis::Run(&module, alias_info.get()));
   xla::BufferValue::SizeFunction buffer_size =

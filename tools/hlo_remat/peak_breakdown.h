@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/size_function.h"
 
@@ -41,10 +42,13 @@ struct PeakBreakdown {
   int64_t assigned_bytes = 0;
 };
 
-// The module must be scheduled. Uses the CPU alias rules, as the reports do.
+// The module must be scheduled. `alias_info` is the target's alias rules
+// (GPU: the pipeline's); null, XLA's default, as the CPU reports use.
+// `assigned_bytes` is then CPU buffer assignment (64-byte alignment): on GPU
+// the caller replaces it with the pipeline's own assignment.
 absl::StatusOr<PeakBreakdown> ExplainPeak(
     const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
-    int top);
+    int top, const xla::AliasInfo* alias_info);
 
 std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
                                 absl::string_view label);
