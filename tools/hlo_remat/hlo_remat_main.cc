@@ -158,8 +158,7 @@ int Run(CliArgs& args) {
       args.explain_peak_top > 0 && args.platform != Platform::kGpu;
   if (explain_here && module->has_schedule()) {
     absl::StatusOr<hlo_remat::PeakBreakdown> before =
-        hlo_remat::ExplainPeak(*module, *size_fn, args.explain_peak_top,
-                               /*alias_info=*/nullptr);
+        hlo_remat::ExplainPeakOnCpu(*module, *size_fn, args.explain_peak_top);
     if (!before.ok()) return Fail(1, before.status().message());
     explained = hlo_remat::FormatPeakBreakdown(*before, "before");
   }
@@ -181,8 +180,7 @@ int Run(CliArgs& args) {
   if (original != nullptr) MeasureOnCpu(args, *original, *module, *report);
   if (explain_here) {
     absl::StatusOr<hlo_remat::PeakBreakdown> after =
-        hlo_remat::ExplainPeak(*module, *size_fn, args.explain_peak_top,
-                               /*alias_info=*/nullptr);
+        hlo_remat::ExplainPeakOnCpu(*module, *size_fn, args.explain_peak_top);
     if (!after.ok()) return Fail(1, after.status().message());
     hlo_remat::WriteUserMessage(
         explained + hlo_remat::FormatPeakBreakdown(*after, "after"));

@@ -70,11 +70,6 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
   xla::BufferValue::SizeFunction buffer_size =
       [&size_fn](const xla::BufferValue& b) { return size_fn(b.shape()); };
   std::vector<Event> events;
-  TF_ASSIGN_OR_RETURN(
-      std::unique_ptr<xla::BufferAssignment> assignment,
-      xla::remat::AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
-                                          /*alignment=*/64));
-  const int64_t assigned = assignment->GetStats().total_allocation_bytes;
   TF_RETURN_IF_ERROR(
       xla::HeapSimulator::Run(std::make_unique<EventRecorder>(&events), module,
                               module.schedule(), *alias_analysis,
@@ -83,7 +78,6 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
 
   // The first moment the running total is highest.
   PeakBreakdown out;
-  out.assigned_bytes = assigned;
   int64_t live = 0;
   size_t peak_event = 0;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -131,6 +125,20 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
               return a.second != b.second ? a.second > b.second
                                           : a.first < b.first;
             });
+  return out;
+}
+
+absl::StatusOr<PeakBreakdown> ExplainPeakOnCpu(
+    const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
+    int top) {
+  TF_ASSIGN_OR_RETURN(PeakBreakdown out, ExplainPeak(module, size_fn, top,
+                                                     /*alias_info=*/nullptr));
+  const xla::remat::TargetAliasInfo alias_info(nullptr);
+  TF_ASSIGN_OR_RETURN(
+      std::unique_ptr<xla::BufferAssignment> assignment,
+      xla::remat::AssignBuffersOnSchedule(module, size_fn, alias_info.get(),
+                                          /*alignment=*/64));
+  out.assigned_bytes = assignment->GetStats().total_allocation_bytes;
   return out;
 }
 

@@ -35,7 +35,8 @@ struct PeakBreakdown {
   // largest first.
   std::vector<std::pair<std::string, int64_t>> by_computation;
   // What XLA's BufferAssigner allocates for the module on this schedule
-  // (CPU alias rules, 64-byte alignment, constants included). The simulator's
+  // (on CPU: XLA's default alias rules, 64-byte alignment, constants
+  // included; on GPU: the pipeline's assignment). The simulator's
   // module-wide minimum counts a loop-state buffer once for each computation
   // that names it (the while, its condition's and its body's parameters), so
   // on loops the assignment is the figure an allocator sees.
@@ -43,12 +44,17 @@ struct PeakBreakdown {
 };
 
 // The module must be scheduled. `alias_info` is the target's alias rules
-// (GPU: the pipeline's); null, XLA's default, as the CPU reports use.
-// `assigned_bytes` is then CPU buffer assignment (64-byte alignment): on GPU
-// the caller replaces it with the pipeline's own assignment.
+// (GPU: the pipeline's); null, XLA's default. `assigned_bytes` is left for
+// the caller, who has the platform's assignment (on GPU, the report's).
 absl::StatusOr<PeakBreakdown> ExplainPeak(
     const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
     int top, const xla::AliasInfo* alias_info);
+
+// ExplainPeak by XLA's default alias rules, with XLA:CPU's buffer assignment
+// (64-byte alignment) as `assigned_bytes`.
+absl::StatusOr<PeakBreakdown> ExplainPeakOnCpu(
+    const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
+    int top);
 
 std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
                                 absl::string_view label);
