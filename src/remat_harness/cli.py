@@ -499,7 +499,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Exports the module's graph (hlo-remat --export-graph), runs each "
         "algorithm at each budget, and solves the Checkmate-style MILP with HiGHS: the "
         "least extra FLOPs that meet the budget, and that reach the peak each algorithm "
-        "reached (its gap to optimum). Writes OUT/optimum.jsonl.",
+        "reached (its gap to optimum); and, from below, the least any recomputation plan "
+        "on the schedule needs to meet the budget by the platform's figure (a relaxation "
+        "at the stages that must hold the most; 'impossible' where no plan can). Writes "
+        "OUT/optimum.jsonl.",
     )
     optimum.add_argument(
         "--module",

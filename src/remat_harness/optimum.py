@@ -34,6 +34,7 @@ import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -439,9 +440,6 @@ def _solve(
             terms[peak_column] = -1.0
             model.row(terms, -inf, -float(model.constant[stage]))
     n = len(model.cost)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(model.row_lower)
     cost = np.array(flop_costs + [0.0] * (n - len(flop_costs)))
     upper = np.ones(n)
     integrality = [highspy.HighsVarType.kInteger] * n
@@ -450,21 +448,9 @@ def _solve(
         cost[peak_column] = 1.0
         upper[peak_column] = inf
         integrality[peak_column] = highspy.HighsVarType.kContinuous
-    lp.col_cost_ = cost
-    lp.col_lower_ = np.array(model.lower)
-    lp.col_upper_ = upper
-    lp.row_lower_ = np.array(model.row_lower)
-    lp.row_upper_ = np.array(model.row_upper)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(model.row_start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(model.row_index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(model.row_value)
-    lp.integrality_ = integrality
-    h = _quiet_highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(time_limit_s))
-    h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
-    h.passModel(lp)
+    h = milp_solver(
+        cost, np.array(model.lower), upper, integrality, model, time_limit_s, mip_rel_gap
+    )
     if start is not None:
         full = np.zeros(n)
         full[: len(start)] = start
@@ -514,7 +500,7 @@ def _solve(
         dual_bound=dual,
         seconds=time.monotonic() - started,
         columns=n,
-        rows=lp.num_row_,
+        rows=len(model.row_lower),
         depth=0,
         recomputations=sum(1 for _, stage in plan if stage >= 0),
         module_flops=graph.module_flops,
@@ -522,6 +508,50 @@ def _solve(
         plan=plan,
     )
     return result, values
+
+
+class RowSource(Protocol):
+    """A MILP's rows, row-wise (HiGHS's kRowwise)."""
+
+    row_start: list[int]
+    row_index: list[int]
+    row_value: list[float]
+    row_lower: list[float]
+    row_upper: list[float]
+
+
+def milp_solver(
+    cost: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    integrality: list,
+    rows: RowSource,
+    time_limit_s: float,
+    mip_rel_gap: float | None = None,
+) -> Any:
+    """A quiet HiGHS holding the model, ready to run."""
+    import highspy
+
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(cost)
+    lp.num_row_ = len(rows.row_lower)
+    lp.col_cost_ = cost
+    lp.col_lower_ = lower
+    lp.col_upper_ = upper
+    lp.row_lower_ = np.array(rows.row_lower)
+    lp.row_upper_ = np.array(rows.row_upper)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.array(rows.row_start, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(rows.row_index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(rows.row_value)
+    lp.integrality_ = integrality
+    h = _quiet_highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", float(time_limit_s))
+    if mip_rel_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+    h.passModel(lp)
+    return h
 
 
 def _quiet_highs() -> object:

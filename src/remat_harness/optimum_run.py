@@ -8,7 +8,10 @@ each budget. The MILP (optimum.py) then gives, in the planner's figure:
 - `optimum_flops`: the least extra FLOPs that meet the budget;
 - `optimum_at_reached`: the least extra FLOPs that reach the peak the
   algorithm reached: the algorithm's distance to optimal at equal memory
-  is its extra FLOPs minus this (`gap`).
+  is its extra FLOPs minus this (`gap`);
+- `least_any_plan`: the other side (optimum_bound.py), the least extra
+  FLOPs any recomputation plan on the schedule needs to meet the budget in
+  the platform's own figure, or "impossible" where none can.
 
 Budgets are fractions of what the platform allocates before the pass (as in
 the sweep) or byte sizes. The MILP counts in the planner's figure (the
@@ -31,6 +34,7 @@ from remat_harness.engine import RematFlags, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.optimum import Graph, OptimumResult, load_graph, solve_min_flops
+from remat_harness.optimum_bound import BoundResult, solve_lower_bound
 from remat_harness.remat_report import RematReport
 
 DEFAULT_ALGORITHMS = ("standard", "path", "standardcompress", "xla")
@@ -110,6 +114,7 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
     graph = None
     for budget in plan.budgets:
         optimum_at_budget: OptimumResult | None = None
+        least_any_plan: BoundResult | None = None
         for algorithm in plan.algorithms:
             cell = f"{algorithm}_{budget}"
             flags = [
@@ -129,6 +134,9 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
             if optimum_at_budget is None:
                 optimum_at_budget = solve_min_flops(
                     graph, planner_budget(report), plan.depth, plan.time_limit_s
+                )
+                least_any_plan = solve_lower_bound(
+                    graph, report.budget_bytes, time_limit_s=plan.time_limit_s
                 )
             at_reached, extra, gap = optimum_at_reached(
                 graph, report, plan.depth, plan.time_limit_s
@@ -153,6 +161,7 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
                     "extra_flops_fraction": extra,
                     "optimum_flops": optimum_at_budget.as_dict(),
                     "optimum_at_reached": at_reached.as_dict(),
+                    "least_any_plan": least_any_plan.as_dict() if least_any_plan else None,
                     "gap_to_optimum": gap,
                 }
             )
@@ -175,6 +184,18 @@ def solve_text(solve: dict) -> str:
         return f"no plan in {solve['seconds']:.0f} s"
     text = _percent(solve["extra_flops_fraction"])
     return text if solve["optimal"] else f"≤{text} (stopped, {solve['seconds']:.0f} s)"
+
+
+def bound_text(bound: dict | None) -> str:
+    """The least any plan needs, as a table cell."""
+    if not bound:
+        return "-"
+    if bound["feasible"] is False:
+        return "impossible"
+    if bound["extra_flops_fraction"] is None:
+        return f"no bound in {bound['seconds']:.0f} s"
+    text = "≥" + _percent(bound["extra_flops_fraction"])
+    return text if bound["proven"] else f"{text} (stopped, {bound['seconds']:.0f} s)"
 
 
 def gap_text(record: dict) -> str:
@@ -203,7 +224,8 @@ def _line(record: dict) -> str:
         f"{record['algorithm']} at {record['budget']}: {_ratio(record)} of the allocation, "
         f"{_percent(record['extra_flops_fraction'])} FLOPs; optimum at the budget "
         f"{solve_text(record['optimum_flops'])}, at the same planner peak "
-        f"{solve_text(record['optimum_at_reached'])}"
+        f"{solve_text(record['optimum_at_reached'])}; any plan at the budget "
+        f"{bound_text(record.get('least_any_plan'))}"
     )
 
 
@@ -216,12 +238,13 @@ COLUMNS = (
     "optimum at budget",
     "optimum at same peak",
     "gap",
+    "least any plan needs",
 )
 
 
 def _cells(r: dict) -> list[str]:
     if "error" in r:
-        return [r["budget"], r["algorithm"], "error", "", "", "", "", r["error"][:80]]
+        return [r["budget"], r["algorithm"], "error", "", "", "", "", r["error"][:80], ""]
     return [
         r["budget"],
         r["algorithm"],
@@ -231,6 +254,7 @@ def _cells(r: dict) -> list[str]:
         solve_text(r["optimum_flops"]),
         solve_text(r["optimum_at_reached"]),
         gap_text(r),
+        bound_text(r.get("least_any_plan")),
     ]
 
 

@@ -1,0 +1,327 @@
+"""A lower bound on the extra FLOPs any recomputation plan needs to meet a
+budget on the planner's schedule: the other side of `optimum.py`, whose
+optimum is an upper bound.
+
+The plans bounded keep the module's order, add recomputations, and may run
+a node later instead of at its own stage (the engine's clones that leave an
+original dead); the node at each checkpoint stays where it is. The
+relaxation looks only at K checkpoint stages (those above the budget that
+must hold the most at once). Between two checkpoints order is ignored: a
+node may run again in an interval, once, as soon as what it reads is there
+in that interval (held across the checkpoint before it, or run in it).
+Memory is counted only at the checkpoints, and only what no allocator can
+avoid:
+
+- entry parameters and the module's outputs already made (their bytes as
+  the graph gives them: an output sharing a donated parameter's buffer has
+  none);
+- what the checkpoint's node needs at once: the larger of the bytes it reads
+  and the bytes it writes, since its output may take a dying operand's
+  buffer;
+- every other buffer held across the checkpoint: a buffer is needed where
+  its last reader runs; where a reader of a multi-buffer value is not the
+  last reader of any of them, any one of its buffers is taken to serve it.
+
+What called computations hold is not counted. Every such plan is a solution
+of the model at no more FLOPs, and its peak by the platform's figure
+(HeapSimulator, buffer assignment) is at or above these counts, so the
+model's optimum (or, when the solver stops, its dual bound) bounds from below
+the FLOPs any such plan needs to meet the budget; "Infeasible" proves that
+none meets it.
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from dataclasses import dataclass
+
+import numpy as np
+
+from remat_harness.optimum import Graph, Node, milp_solver
+
+DEFAULT_CHECKPOINTS = 12
+
+
+@dataclass
+class BoundResult:
+    """`extra_flops` is a lower bound on the FLOPs any plan needs (the
+    model's optimum, or its dual bound when the solver stopped)."""
+
+    status: str  # HiGHS's model status
+    proven: bool  # the model solved to optimality, or proven infeasible
+    feasible: bool | None  # False: no plan can meet the budget
+    budget_bytes: int
+    extra_flops: float | None
+    extra_flops_fraction: float | None
+    checkpoints: list[int]
+    seconds: float
+    columns: int
+    rows: int
+    meaning: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _min_alive(node: Node, stage: int) -> int:
+    """The least a value still alive at `stage` occupies there: the smallest
+    of its buffers alive then (which of them a reader needs is not in the
+    graph), else its smallest."""
+    alive = [
+        b.bytes for b in node.buffers if b.bytes and (b.live_to_end or b.last_position >= stage)
+    ]
+    sizes = alive or [b.bytes for b in node.buffers if b.bytes]
+    return min(sizes, default=0)
+
+
+def _read_bytes(nodes: tuple[Node, ...], reader: Node) -> int:
+    """Bytes `reader` reads at its stage: each operand's buffers whose last
+    reader it is, or that operand's smallest buffer alive then."""
+    total = 0
+    for r in set(reader.reads):
+        operand = nodes[r]
+        if operand.live_to_end:
+            continue
+        last_here = [
+            b.bytes
+            for b in operand.buffers
+            if not b.live_to_end and b.last_position == reader.position
+        ]
+        total += sum(last_here) if last_here else _min_alive(operand, reader.position)
+    return total
+
+
+class _BoundModel:
+    """Columns and rows of the relaxation for one graph and budget."""
+
+    def __init__(self, graph: Graph, budget_bytes: int, checkpoints: list[int]) -> None:
+        self.graph = graph
+        nodes = graph.nodes
+        self.checkpoints = checkpoints
+        self.stage_node = {node.position: i for i, node in enumerate(nodes)}
+        self.cost: list[float] = []
+        self.row_start = [0]
+        self.row_index: list[int] = []
+        self.row_value: list[float] = []
+        self.row_lower: list[float] = []
+        self.row_upper: list[float] = []
+        count = len(checkpoints)
+        self.home = [self.interval(n.position) for n in nodes]
+        # rerun[i][m]: node i runs again in interval m (after its own).
+        self.rerun = [
+            {m: self._column(n.flops) for m in range(self.home[i] + 1, count + 1)}
+            if n.recomputable and not n.live_to_end and n.opcode != "parameter"
+            else {}
+            for i, n in enumerate(nodes)
+        ]
+        # dropped[i]: node i's own run is not made (its readers get reruns).
+        # A checkpoint's node keeps its run: moved into the next interval it
+        # would leave its memory counted nowhere.
+        at_checkpoint = {self.stage_node.get(stage) for stage in checkpoints}
+        self.dropped = [
+            self._column(-n.flops) if self.rerun[i] and i not in at_checkpoint else -1
+            for i, n in enumerate(nodes)
+        ]
+        readers: list[list[int]] = [[] for _ in nodes]
+        for c, n in enumerate(nodes):
+            for r in set(n.reads):
+                readers[r].append(c)
+        # held[i][(b, j)]: buffer b of node i is held across checkpoint j.
+        self.held: list[dict[tuple[int, int], int]] = []
+        for i, n in enumerate(nodes):
+            last_needed = max(
+                [self.interval(nodes[c].position) for c in readers[i]]
+                + [max(self.rerun[c], default=-1) for c in readers[i]]
+                + [-1]
+            )
+            self.held.append(
+                {
+                    (b, j): self._column(0.0)
+                    for b, buffer in enumerate(n.buffers)
+                    if buffer.bytes and not buffer.live_to_end
+                    for j in range(self.home[i], min(count, last_needed))
+                }
+            )
+        inf = np.inf
+        for i, n in enumerate(nodes):
+            if n.live_to_end or n.opcode == "parameter":
+                continue  # there from its stage to the end
+            for (b, j), column in self.held[i].items():
+                self.row({**self.available(i, j, b), column: -1.0}, 0.0, inf)
+            for c in set(readers[i]):
+                # There where a reader runs, unless that run is dropped.
+                reader = nodes[c]
+                m = self.interval(reader.position)
+                for b in self._buffers_read(n, reader):
+                    terms = self.available(i, m, b)
+                    if self.dropped[c] >= 0:
+                        terms[self.dropped[c]] = terms.get(self.dropped[c], 0.0) + 1.0
+                    self.row(terms, 1.0, inf)
+                for m2, column in self.rerun[c].items():
+                    terms = self.available(i, m2, None)
+                    terms[column] = terms.get(column, 0.0) - 1.0
+                    self.row(terms, 0.0, inf)
+        for j, stage in enumerate(checkpoints):
+            self._memory_row(j, stage, budget_bytes)
+
+    @staticmethod
+    def _buffers_read(node: Node, reader: Node) -> list[int | None]:
+        """The buffers of `node` that `reader` is known to read (those whose
+        last reader it is); [None] when which is not known."""
+        known = [
+            b
+            for b, buffer in enumerate(node.buffers)
+            if buffer.bytes and not buffer.live_to_end and buffer.last_position == reader.position
+        ]
+        return known or [None]
+
+    def interval(self, position: int) -> int:
+        """Interval m covers the stages after checkpoint m-1 up to checkpoint m."""
+        return bisect_left(self.checkpoints, position)
+
+    def available(self, i: int, m: int, buffer: int | None) -> dict[int, float]:
+        """Columns (the constant 1 as column -1) whose sum is at least 1 when
+        node i's buffer (None: any of its buffers) is there in interval m."""
+        terms: dict[int, float] = {}
+        if self.home[i] == m:
+            terms[-1] = 1.0
+            if self.dropped[i] >= 0:
+                terms[self.dropped[i]] = -1.0
+        if m in self.rerun[i]:
+            terms[self.rerun[i][m]] = 1.0
+        for (b, j), column in self.held[i].items():
+            if j == m - 1 and (buffer is None or b == buffer):
+                terms[column] = 1.0
+        return terms
+
+    def row(self, terms: dict[int, float], lower: float, upper: float) -> None:
+        constant = terms.pop(-1, 0.0)
+        for column, value in terms.items():
+            if value:
+                self.row_index.append(column)
+                self.row_value.append(value)
+        self.row_lower.append(lower - constant)
+        self.row_upper.append(upper - constant)
+        self.row_start.append(len(self.row_index))
+
+    def _column(self, cost: float) -> int:
+        self.cost.append(cost)
+        return len(self.cost) - 1
+
+    def _memory_row(self, j: int, stage: int, budget_bytes: int) -> None:
+        nodes = self.graph.nodes
+        fixed = sum(
+            b.bytes for n in nodes if n.position < stage for b in n.buffers if b.live_to_end
+        )
+        counted: set[tuple[int, int]] = set()
+        at = self.stage_node.get(stage)
+        if at is not None:
+            node = nodes[at]
+            written = sum(b.bytes for b in node.buffers if not b.live_to_end)
+            fixed += max(_read_bytes(nodes, node), written)
+            # What the node reads or writes is in that figure already.
+            counted = {(at, b) for b in range(len(node.buffers))}
+            for r in set(node.reads):
+                counted.update((r, b) for b in range(len(nodes[r].buffers)))
+        terms: dict[int, float] = {}
+        for i, n in enumerate(nodes):
+            for (b, held_j), column in self.held[i].items():
+                if held_j == j and (i, b) not in counted:
+                    terms[column] = float(n.buffers[b].bytes)
+        self.row(terms, -np.inf, float(budget_bytes - fixed))
+
+
+def _floor_at(graph: Graph, index: int) -> int:
+    """What checkpoint selection ranks stages by: the bytes the node at
+    `index` needs at once (reads or writes)."""
+    node = graph.nodes[index]
+    written = sum(b.bytes for b in node.buffers if not b.live_to_end)
+    return max(_read_bytes(graph.nodes, node), written)
+
+
+def choose_checkpoints(graph: Graph, budget_bytes: int, count: int) -> list[int]:
+    """The `count` stages above the budget where the most bytes must be there
+    at once, and the keep-all peak."""
+    profile = graph.profile()
+    over = [
+        (i, n.position)
+        for i, n in enumerate(graph.nodes)
+        if n.position < len(profile) and profile[n.position] > budget_bytes
+    ]
+    if not over:
+        return []
+    ranked = sorted(over, key=lambda item: (-_floor_at(graph, item[0]), -profile[item[1]]))
+    chosen = {stage for _, stage in ranked[:count]}
+    chosen.add(int(np.argmax(profile)))
+    return sorted(chosen)
+
+
+def solve_lower_bound(
+    graph: Graph,
+    budget_bytes: int,
+    checkpoints: int = DEFAULT_CHECKPOINTS,
+    time_limit_s: float = 60.0,
+) -> BoundResult:
+    """A lower bound on the extra FLOPs of any plan meeting `budget_bytes`."""
+    import highspy  # a dependency of the harness; imported when solving
+
+    started = time.monotonic()
+    stages = choose_checkpoints(graph, budget_bytes, checkpoints)
+    if not stages:
+        return BoundResult(
+            status="Optimal",
+            proven=True,
+            feasible=True,
+            budget_bytes=budget_bytes,
+            extra_flops=0.0,
+            extra_flops_fraction=0.0,
+            checkpoints=[],
+            seconds=time.monotonic() - started,
+            columns=0,
+            rows=0,
+            meaning="the schedule meets the budget as it is",
+        )
+    model = _BoundModel(graph, budget_bytes, stages)
+    n = len(model.cost)
+    h = milp_solver(
+        np.array(model.cost),
+        np.zeros(n),
+        np.ones(n),
+        [highspy.HighsVarType.kInteger] * n,
+        model,
+        time_limit_s,
+    )
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    info = h.getInfo()
+    optimal = status == "Optimal"
+    infeasible = status == "Infeasible"
+    bound: float | None = None
+    if optimal:
+        bound = float(info.objective_function_value)
+    elif np.isfinite(info.mip_dual_bound):
+        bound = float(info.mip_dual_bound)
+    bound = max(bound, 0.0) if bound is not None else None
+    if infeasible:
+        meaning = "no recomputation plan on this schedule meets the budget by the allocation"
+    elif optimal:
+        meaning = "any plan on this schedule spends at least this to meet the budget"
+    elif bound is not None:
+        meaning = f"stopped ({status}): the dual bound, a weaker lower bound"
+    else:
+        meaning = f"no bound ({status})"
+    module_flops = graph.module_flops
+    return BoundResult(
+        status=status,
+        proven=optimal or infeasible,
+        feasible=False if infeasible else None,
+        budget_bytes=budget_bytes,
+        extra_flops=bound,
+        extra_flops_fraction=bound / module_flops if bound is not None and module_flops else None,
+        checkpoints=stages,
+        seconds=time.monotonic() - started,
+        columns=n,
+        rows=len(model.row_lower),
+        meaning=meaning,
+    )

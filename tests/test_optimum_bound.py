@@ -1,0 +1,96 @@
+"""The lower bound on what any plan spends (optimum_bound.py): hand-solved
+graphs, never above the MILP optimum, and never above what the engine spent
+on an exported module that met its budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from remat_harness.optimum import load_graph, solve_min_flops
+from remat_harness.optimum_bound import solve_lower_bound
+from tests import hlo_cases
+from tests.graph_cases import CHAIN, DIAMOND, UNET, graph
+
+pytest.importorskip("highspy")
+
+# x (10, a parameter) -> a (100, 5 FLOPs) -> b (100) -> w (200) -> g -> f
+# (out), and f reads a again. At w's stage 10 + max(b read, w written) = 210
+# must be there whatever happens, at g's 10 + w = 210 too, and a (100) at
+# both unless it runs again after g.
+WIDE = graph(
+    [
+        ("x", 10, 0.0, False, (), True),
+        ("a", 100, 5.0, True, (0,), False),
+        ("b", 100, 1.0, True, (1,), False),
+        ("w", 200, 1.0, True, (2,), False),
+        ("g", 10, 1.0, True, (3,), False),
+        ("f", 10, 1.0, True, (4, 1), True),
+    ]
+)
+
+
+def test_wide_profile_is_the_hand_count():
+    assert WIDE.profile() == [10, 110, 210, 410, 320, 130]
+
+
+@pytest.mark.parametrize(("budget", "flops"), [(310, 0.0), (309, 5.0), (210, 5.0)])
+def test_a_value_held_over_a_wide_stage_must_run_again(budget, flops):
+    bound = solve_lower_bound(WIDE, budget, time_limit_s=30)
+    assert bound.proven and bound.status == "Optimal", bound.status
+    assert bound.extra_flops == pytest.approx(flops)
+    assert bound.extra_flops_fraction == pytest.approx(flops / 100.0)
+
+
+def test_a_checkpoints_own_run_stays_where_it_is():
+    """With w's stage the only checkpoint, moving w into the interval after
+    it (dropped, run again: no FLOPs) would leave its 200 bytes counted
+    nowhere and the bound at nothing."""
+    bound = solve_lower_bound(WIDE, 309, checkpoints=1, time_limit_s=30)
+    assert bound.checkpoints == [3]
+    assert bound.extra_flops == pytest.approx(5.0)
+
+
+def test_a_budget_the_schedule_meets_needs_nothing():
+    bound = solve_lower_bound(WIDE, 410, time_limit_s=30)
+    assert bound.checkpoints == [] and bound.extra_flops == 0.0
+    assert "meets the budget as it is" in bound.meaning
+
+
+def test_below_what_a_stage_must_hold_no_plan_meets_it():
+    bound = solve_lower_bound(WIDE, 209, time_limit_s=30)
+    assert bound.status == "Infeasible" and bound.proven and bound.feasible is False
+    assert bound.extra_flops is None
+    assert "no recomputation plan" in bound.meaning
+
+
+@pytest.mark.parametrize(
+    ("case", "budget"),
+    [(CHAIN, 300), (CHAIN, 250), (CHAIN, 210), (DIAMOND, 420), (UNET, 250), (UNET, 220)],
+)
+def test_never_above_the_optimum(case, budget):
+    """The optimum of optimum.py is a plan in the planner's stricter figure:
+    the lower bound, which counts less, never asks more."""
+    optimum = solve_min_flops(case, budget, depth=3, time_limit_s=30)
+    bound = solve_lower_bound(case, budget, time_limit_s=30)
+    assert optimum.optimal and bound.proven, (optimum.status, bound.status)
+    assert bound.extra_flops <= optimum.extra_flops + 1e-9
+
+
+def test_never_above_what_the_engine_spent(run_engine, tmp_path):
+    """CHAIN compiled by the engine: a plan that met its budget spent at
+    least the bound at that budget."""
+    path = tmp_path / "g.json"
+    result = run_engine(
+        hlo_cases.CHAIN,
+        f"--export-graph={path}",
+        f"--xla_rematerialization_mem_limit={4 * hlo_cases.VALUE_BYTES}",
+        "--xla_rematerialization_algorithm=path",
+    )
+    assert result.returncode == 0, result.stderr
+    report = result.report
+    assert report["budget_met"]
+    engine_extra = report["flops_after"] - report["flops_before"]
+    assert engine_extra > 0  # the engine had to recompute
+    bound = solve_lower_bound(load_graph(path), report["budget_bytes"], time_limit_s=60)
+    assert bound.proven, bound.status
+    assert 0 <= bound.extra_flops <= engine_extra + 1e-6
