@@ -1,9 +1,14 @@
 """Small planner graphs solved by hand, for the MILP optimum and its lower
-bound (test_optimum.py, test_optimum_bound.py)."""
+bound (test_optimum.py, test_optimum_bound.py), and the engine's plan for
+CHAIN with the graph it exported."""
 
 from __future__ import annotations
 
-from remat_harness.optimum import GRAPH_FORMAT, Graph, graph_from_dict
+from collections.abc import Callable
+from pathlib import Path
+
+from remat_harness.optimum import GRAPH_FORMAT, Graph, graph_from_dict, load_graph
+from tests import hlo_cases
 
 
 def graph(nodes: list[tuple], positions: int | None = None) -> Graph:
@@ -76,3 +81,17 @@ UNET = graph(
         ("d1", 10, 1.0, True, (5, 1), True),
     ]
 )
+
+
+def exported_chain_plan(run_engine: Callable, folder: Path) -> tuple[dict, Graph]:
+    """`path` on hlo_cases.CHAIN at four values' bytes: its report and the
+    graph it exported."""
+    path = folder / "g.json"
+    result = run_engine(
+        hlo_cases.CHAIN,
+        f"--export-graph={path}",
+        f"--xla_rematerialization_mem_limit={4 * hlo_cases.VALUE_BYTES}",
+        "--xla_rematerialization_algorithm=path",
+    )
+    assert result.returncode == 0, result.stderr
+    return result.report, load_graph(path)

@@ -14,7 +14,7 @@ from remat_harness.optimum import (
     solve_min_peak,
 )
 from tests import hlo_cases
-from tests.graph_cases import CHAIN, DIAMOND, UNET
+from tests.graph_cases import CHAIN, DIAMOND, UNET, exported_chain_plan
 
 pytest.importorskip("highspy")
 
@@ -96,16 +96,7 @@ def test_optimum_of_an_exported_chain(run_engine, tmp_path):
     """CHAIN keeps a, b and c for late adds. At the peak the engine's plan
     reaches in the planner's figure, the model needs no more FLOPs than the
     engine spent, and at the engine's FLOPs no higher a peak."""
-    path = tmp_path / "g.json"
-    result = run_engine(
-        hlo_cases.CHAIN,
-        f"--export-graph={path}",
-        f"--xla_rematerialization_mem_limit={4 * hlo_cases.VALUE_BYTES}",
-        "--xla_rematerialization_algorithm=path",
-    )
-    assert result.returncode == 0, result.stderr
-    report = result.report
-    graph = load_graph(path)
+    report, graph = exported_chain_plan(run_engine, tmp_path)
     reached = report["peak_after_bytes"]
     assert reached < graph.peak_bytes  # the engine did something
     engine_extra = report["flops_after"] - report["flops_before"]

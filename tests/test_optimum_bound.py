@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from remat_harness.optimum import load_graph, solve_min_flops
+from remat_harness.optimum import solve_min_flops
 from remat_harness.optimum_bound import solve_lower_bound
-from tests import hlo_cases
-from tests.graph_cases import CHAIN, DIAMOND, UNET, graph
+from tests.graph_cases import CHAIN, DIAMOND, UNET, exported_chain_plan, graph
 
 pytest.importorskip("highspy")
 
@@ -79,18 +78,10 @@ def test_never_above_the_optimum(case, budget):
 def test_never_above_what_the_engine_spent(run_engine, tmp_path):
     """CHAIN compiled by the engine: a plan that met its budget spent at
     least the bound at that budget."""
-    path = tmp_path / "g.json"
-    result = run_engine(
-        hlo_cases.CHAIN,
-        f"--export-graph={path}",
-        f"--xla_rematerialization_mem_limit={4 * hlo_cases.VALUE_BYTES}",
-        "--xla_rematerialization_algorithm=path",
-    )
-    assert result.returncode == 0, result.stderr
-    report = result.report
+    report, graph = exported_chain_plan(run_engine, tmp_path)
     assert report["budget_met"]
     engine_extra = report["flops_after"] - report["flops_before"]
     assert engine_extra > 0  # the engine had to recompute
-    bound = solve_lower_bound(load_graph(path), report["budget_bytes"], time_limit_s=60)
+    bound = solve_lower_bound(graph, report["budget_bytes"], time_limit_s=60)
     assert bound.proven, bound.status
     assert 0 <= bound.extra_flops <= engine_extra + 1e-6
