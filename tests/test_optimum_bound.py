@@ -57,7 +57,7 @@ def test_a_budget_the_schedule_meets_needs_nothing():
 
 def test_below_what_a_stage_must_hold_no_plan_meets_it():
     bound = solve_lower_bound(WIDE, 209, time_limit_s=30)
-    assert bound.status == "Infeasible" and bound.proven and bound.feasible is False
+    assert bound.status == "Infeasible" and bound.proven and bound.impossible
     assert bound.extra_flops is None
     assert "no recomputation plan" in bound.meaning
 

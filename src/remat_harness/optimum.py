@@ -34,7 +34,7 @@ import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -186,10 +186,36 @@ class OptimumResult:
         }
 
 
-class _Model:
+class MilpRows:
+    """A MILP's rows, row-wise (HiGHS's kRowwise), added one at a time."""
+
+    # A term on this column is a constant: it moves to the row's bounds.
+    CONSTANT = -1
+
+    def __init__(self) -> None:
+        self.row_start: list[int] = [0]
+        self.row_index: list[int] = []
+        self.row_value: list[float] = []
+        self.row_lower: list[float] = []
+        self.row_upper: list[float] = []
+
+    def row(self, terms: dict[int, float], lower: float, upper: float) -> None:
+        """lower <= sum of terms <= upper."""
+        constant = terms.get(self.CONSTANT, 0.0)
+        for column, value in terms.items():
+            if value != 0 and column != self.CONSTANT:
+                self.row_index.append(column)
+                self.row_value.append(value)
+        self.row_lower.append(lower - constant)
+        self.row_upper.append(upper - constant)
+        self.row_start.append(len(self.row_index))
+
+
+class _Model(MilpRows):
     """Columns and rows of the MILP for one graph and chain depth."""
 
     def __init__(self, graph: Graph, depth: int) -> None:
+        super().__init__()
         self.graph = graph
         nodes = graph.nodes
         readers: list[list[int]] = [[] for _ in nodes]
@@ -261,11 +287,6 @@ class _Model:
                 if self.recompute[index] and len(self.keep[index]) > 0
                 else -1
             )
-        self.row_start: list[int] = [0]
-        self.row_index: list[int] = []
-        self.row_value: list[float] = []
-        self.row_lower: list[float] = []
-        self.row_upper: list[float] = []
         self._add_presence_rows()
         self._memory_ranges()
 
@@ -293,15 +314,6 @@ class _Model:
         self.cost.append(cost)
         self.lower.append(lower)
         return len(self.cost) - 1
-
-    def row(self, terms: dict[int, float], lower: float, upper: float) -> None:
-        for column, value in terms.items():
-            if value != 0:
-                self.row_index.append(column)
-                self.row_value.append(value)
-        self.row_lower.append(lower)
-        self.row_upper.append(upper)
-        self.row_start.append(len(self.row_index))
 
     def presence(self, index: int, stage: int) -> dict[int, float]:
         """Columns whose sum is 1 when node `index` is present at its event `stage`."""
@@ -510,22 +522,12 @@ def _solve(
     return result, values
 
 
-class RowSource(Protocol):
-    """A MILP's rows, row-wise (HiGHS's kRowwise)."""
-
-    row_start: list[int]
-    row_index: list[int]
-    row_value: list[float]
-    row_lower: list[float]
-    row_upper: list[float]
-
-
 def milp_solver(
     cost: np.ndarray,
     lower: np.ndarray,
     upper: np.ndarray,
     integrality: list,
-    rows: RowSource,
+    rows: MilpRows,
     time_limit_s: float,
     mip_rel_gap: float | None = None,
 ) -> Any:

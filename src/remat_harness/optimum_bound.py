@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from remat_harness.optimum import Graph, Node, milp_solver
+from remat_harness.optimum import Graph, MilpRows, Node, milp_solver
 
 DEFAULT_CHECKPOINTS = 12
 
@@ -49,8 +49,6 @@ class BoundResult:
     model's optimum, or its dual bound when the solver stopped)."""
 
     status: str  # HiGHS's model status
-    proven: bool  # the model solved to optimality, or proven infeasible
-    feasible: bool | None  # False: no plan can meet the budget
     budget_bytes: int
     extra_flops: float | None
     extra_flops_fraction: float | None
@@ -60,8 +58,18 @@ class BoundResult:
     rows: int
     meaning: str
 
+    @property
+    def proven(self) -> bool:
+        """Solved to optimality, or proven infeasible: not a stopped solve."""
+        return self.status in ("Optimal", "Infeasible")
+
+    @property
+    def impossible(self) -> bool:
+        """No plan can meet the budget, whatever it spends."""
+        return self.status == "Infeasible"
+
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return dict(self.__dict__) | {"proven": self.proven, "impossible": self.impossible}
 
 
 def _min_alive(node: Node, stage: int) -> int:
@@ -92,20 +100,23 @@ def _read_bytes(nodes: tuple[Node, ...], reader: Node) -> int:
     return total
 
 
-class _BoundModel:
+def _needed_at_once(nodes: tuple[Node, ...], node: Node) -> int:
+    """What `node` needs at its stage: the larger of what it reads and what it
+    writes (its output may take a dying operand's buffer)."""
+    written = sum(b.bytes for b in node.buffers if not b.live_to_end)
+    return max(_read_bytes(nodes, node), written)
+
+
+class _BoundModel(MilpRows):
     """Columns and rows of the relaxation for one graph and budget."""
 
     def __init__(self, graph: Graph, budget_bytes: int, checkpoints: list[int]) -> None:
+        super().__init__()
         self.graph = graph
         nodes = graph.nodes
         self.checkpoints = checkpoints
         self.stage_node = {node.position: i for i, node in enumerate(nodes)}
         self.cost: list[float] = []
-        self.row_start = [0]
-        self.row_index: list[int] = []
-        self.row_value: list[float] = []
-        self.row_lower: list[float] = []
-        self.row_upper: list[float] = []
         count = len(checkpoints)
         self.home = [self.interval(n.position) for n in nodes]
         # rerun[i][m]: node i runs again in interval m (after its own).
@@ -181,11 +192,11 @@ class _BoundModel:
         return bisect_left(self.checkpoints, position)
 
     def available(self, i: int, m: int, buffer: int | None) -> dict[int, float]:
-        """Columns (the constant 1 as column -1) whose sum is at least 1 when
-        node i's buffer (None: any of its buffers) is there in interval m."""
+        """Terms (the constant 1 on column CONSTANT) whose sum is at least 1
+        when node i's buffer (None: any of its buffers) is there in interval m."""
         terms: dict[int, float] = {}
         if self.home[i] == m:
-            terms[-1] = 1.0
+            terms[self.CONSTANT] = 1.0
             if self.dropped[i] >= 0:
                 terms[self.dropped[i]] = -1.0
         if m in self.rerun[i]:
@@ -194,16 +205,6 @@ class _BoundModel:
             if j == m - 1 and (buffer is None or b == buffer):
                 terms[column] = 1.0
         return terms
-
-    def row(self, terms: dict[int, float], lower: float, upper: float) -> None:
-        constant = terms.pop(-1, 0.0)
-        for column, value in terms.items():
-            if value:
-                self.row_index.append(column)
-                self.row_value.append(value)
-        self.row_lower.append(lower - constant)
-        self.row_upper.append(upper - constant)
-        self.row_start.append(len(self.row_index))
 
     def _column(self, cost: float) -> int:
         self.cost.append(cost)
@@ -218,8 +219,7 @@ class _BoundModel:
         at = self.stage_node.get(stage)
         if at is not None:
             node = nodes[at]
-            written = sum(b.bytes for b in node.buffers if not b.live_to_end)
-            fixed += max(_read_bytes(nodes, node), written)
+            fixed += _needed_at_once(nodes, node)
             # What the node reads or writes is in that figure already.
             counted = {(at, b) for b in range(len(node.buffers))}
             for r in set(node.reads):
@@ -230,14 +230,6 @@ class _BoundModel:
                 if held_j == j and (i, b) not in counted:
                     terms[column] = float(n.buffers[b].bytes)
         self.row(terms, -np.inf, float(budget_bytes - fixed))
-
-
-def _floor_at(graph: Graph, index: int) -> int:
-    """What checkpoint selection ranks stages by: the bytes the node at
-    `index` needs at once (reads or writes)."""
-    node = graph.nodes[index]
-    written = sum(b.bytes for b in node.buffers if not b.live_to_end)
-    return max(_read_bytes(graph.nodes, node), written)
 
 
 def choose_checkpoints(graph: Graph, budget_bytes: int, count: int) -> list[int]:
@@ -251,7 +243,10 @@ def choose_checkpoints(graph: Graph, budget_bytes: int, count: int) -> list[int]
     ]
     if not over:
         return []
-    ranked = sorted(over, key=lambda item: (-_floor_at(graph, item[0]), -profile[item[1]]))
+    nodes = graph.nodes
+    ranked = sorted(
+        over, key=lambda item: (-_needed_at_once(nodes, nodes[item[0]]), -profile[item[1]])
+    )
     chosen = {stage for _, stage in ranked[:count]}
     chosen.add(int(np.argmax(profile)))
     return sorted(chosen)
@@ -271,8 +266,6 @@ def solve_lower_bound(
     if not stages:
         return BoundResult(
             status="Optimal",
-            proven=True,
-            feasible=True,
             budget_bytes=budget_bytes,
             extra_flops=0.0,
             extra_flops_fraction=0.0,
@@ -300,11 +293,11 @@ def solve_lower_bound(
     bound: float | None = None
     if optimal:
         bound = float(info.objective_function_value)
-    elif np.isfinite(info.mip_dual_bound):
+    elif not infeasible and np.isfinite(info.mip_dual_bound):
         bound = float(info.mip_dual_bound)
     bound = max(bound, 0.0) if bound is not None else None
     if infeasible:
-        meaning = "no recomputation plan on this schedule meets the budget by the allocation"
+        meaning = "no recomputation plan on this schedule meets the budget by the platform's figure"
     elif optimal:
         meaning = "any plan on this schedule spends at least this to meet the budget"
     elif bound is not None:
@@ -314,8 +307,6 @@ def solve_lower_bound(
     module_flops = graph.module_flops
     return BoundResult(
         status=status,
-        proven=optimal or infeasible,
-        feasible=False if infeasible else None,
         budget_bytes=budget_bytes,
         extra_flops=bound,
         extra_flops_fraction=bound / module_flops if bound is not None and module_flops else None,

@@ -190,7 +190,7 @@ def bound_text(bound: dict | None) -> str:
     """The least any plan needs, as a table cell."""
     if not bound:
         return "-"
-    if bound["feasible"] is False:
+    if bound["impossible"]:
         return "impossible"
     if bound["extra_flops_fraction"] is None:
         return f"no bound in {bound['seconds']:.0f} s"
