@@ -18,15 +18,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Graphviz renders the DOT dumps (the tests render them); GoogleTest (with
-# its CMake config) builds the C++ unit tests; COIN-OR CBC solves the
-# `optimal` algorithm's MILP. Debian/Ubuntu.
+# Only the tests need these: Graphviz renders the DOT dumps (the tests render
+# them); GoogleTest (with its CMake config) builds the C++ unit tests.
+# Debian/Ubuntu. `make demo` needs nothing from apt: the `optimal` algorithm's
+# MILP solver is HiGHS from the highspy wheel.
 system-deps:
-	@if ! command -v dot >/dev/null || ! dpkg -s libgtest-dev >/dev/null 2>&1 || \
-	    ! dpkg -s coinor-libcbc-dev >/dev/null 2>&1; then \
+	@if ! command -v dot >/dev/null || ! dpkg -s libgtest-dev >/dev/null 2>&1; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends \
-	    graphviz googletest libgtest-dev coinor-libcbc-dev; \
+	    graphviz googletest libgtest-dev; \
 	fi
 
 engine: $(STAMP)

@@ -1,8 +1,8 @@
 // A mixed-integer linear program and the one call that solves it, so that
 // the `optimal` algorithm does not depend on which solver library the build
-// has: OR-Tools in-tree (XLA's auto-sharding already links it), COIN-OR CBC
-// out of tree (a Debian package). Each build compiles exactly one of
-// milp_solver_ortools.cc and milp_solver_cbc.cc.
+// has: OR-Tools in-tree (XLA's auto-sharding already links it), HiGHS out of
+// tree (the highspy wheel's libhighs.so.1). Each build compiles exactly one
+// of milp_solver_ortools.cc and milp_solver_highs.cc.
 #ifndef XLA_SERVICE_REMAT_MILP_SOLVER_H_
 #define XLA_SERVICE_REMAT_MILP_SOLVER_H_
 

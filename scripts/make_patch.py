@@ -164,9 +164,9 @@ SMALL_TARGETS: dict[str, tuple[str, ...]] = {
 }
 ENGINE = "remat_engine"
 TEST_SUFFIX = "_test.cc"
-# Built out of tree only: the MILP solver there is COIN-OR CBC; in-tree the
+# Built out of tree only: the MILP solver there is HiGHS from the highspy wheel; in-tree the
 # engine takes milp_solver_ortools.cc (OR-Tools, which XLA already links).
-OUT_OF_TREE_ONLY = frozenset({"milp_solver_cbc.cc"})
+OUT_OF_TREE_ONLY = frozenset({"milp_solver_highs.cc", "highs_c_api_1_15_1.h"})
 # Built in-tree only (tools/hlo_remat/CMakeLists.txt leaves it out): no
 # registry ships OR-Tools' C++ headers.
 IN_TREE_ONLY = frozenset({"milp_solver_ortools.cc"})

@@ -39,7 +39,7 @@ def test_patch_touches_only_the_intended_files():
     wired = set(files) - new
     assert wired == {w.path for w in make_patch.WIRING}
     sources = {p.name for p in (REPO / "patch_src").iterdir() if p.suffix in (".h", ".cc")}
-    # The CBC solver is the out-of-tree build's; in-tree XLA links OR-Tools.
+    # The HiGHS solver is the out-of-tree build's; in-tree XLA links OR-Tools.
     in_tree = sources - make_patch.OUT_OF_TREE_ONLY
     assert make_patch.OUT_OF_TREE_ONLY <= sources
     assert {Path(f).name for f in new} == in_tree | {"BUILD"}
