@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -16,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace xla {
 namespace remat {
@@ -88,6 +91,48 @@ absl::string_view SchedulerName(RematScheduler scheduler) {
   return "unknown";
 }
 
+namespace {
+
+// The budget's forms, for the error that refuses one.
+constexpr char kMemLimitForms[] =
+    "a share of the module's memory such as 0.5x, 0.5 or 50%, or bytes such "
+    "as 1073741824, 512M or 1.5GiB";
+
+bool IsDecimal(absl::string_view s) {
+  return absl::StrContains(s, '.') && absl::c_all_of(s, [](char c) {
+           return absl::ascii_isdigit(c) || c == '.';
+         });
+}
+
+// A share of the module's memory ("0.5x", "50%", or "0.5": a number with a
+// point no larger than 1, which as bytes would mean nothing), or nullopt
+// when `text` is a byte count for ParseByteSize.
+absl::StatusOr<std::optional<double>> ParseMemoryShare(
+    absl::string_view text) {
+  absl::string_view s = absl::StripAsciiWhitespace(text);
+  double scale = 1;
+  const bool marked = absl::ConsumeSuffix(&s, "x") ||
+                      absl::ConsumeSuffix(&s, "X") ||
+                      (absl::ConsumeSuffix(&s, "%") && (scale = 0.01) > 0);
+  double value = 0;
+  const bool number = absl::SimpleAtod(s, &value) && std::isfinite(value);
+  if (!marked && !(IsDecimal(s) && number && value <= 1)) {
+    return std::optional<double>();
+  }
+  if (!number) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a number"));
+  }
+  value *= scale;
+  if (value <= 0 || value > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a share must be in (0, 1]; '", text, "' is ", value));
+  }
+  return std::optional<double>(value);
+}
+
+}  // namespace
+
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   absl::string_view s = absl::StripAsciiWhitespace(text);
   if (s.empty()) return absl::InvalidArgumentError("empty size");
@@ -110,8 +155,8 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
     if (value != std::floor(value)) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", text,
-                       "' is not a whole number of bytes (the budget is in "
-                       "bytes, not a fraction of the peak)"));
+                       "' is not a whole number of bytes; for a share of the "
+                       "module's memory write 0.5x or 50%"));
     }
     scale = 1;
   } else if (suffix == "k" || suffix == "kib" || suffix == "kb") {
@@ -122,7 +167,9 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
     scale = 1024.0 * 1024 * 1024;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "' has an unknown suffix; use K, M, G, KiB, MiB or GiB"));
+        "'", text,
+        "' has an unknown suffix; use K, M, G, KiB, MiB or GiB for bytes, x "
+        "or % for a share of the module's memory"));
   }
   double bytes = value * scale;
   if (!std::isfinite(bytes) ||
@@ -196,23 +243,21 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
   }
   if (name == kMemLimit) {
     if (absl::Status s = require_value(); !s.ok()) return s;
-    if (absl::EndsWith(value, "x") || absl::EndsWith(value, "X")) {
-      double fraction = 0;
-      if (!absl::SimpleAtod(value.substr(0, value.size() - 1), &fraction) ||
-          !std::isfinite(fraction) || fraction <= 0 || fraction > 1) {
-        return BadValue(name, value,
-                        "a share in (0, 1] of the module's memory such as "
-                        "0.5x, or bytes with a suffix K, M, G such as 512M");
-      }
-      options.memory_limit_fraction = fraction;
+    absl::StatusOr<std::optional<double>> share = ParseMemoryShare(value);
+    if (!share.ok()) {
+      return BadValue(name, value,
+                      absl::StrCat(kMemLimitForms, " (",
+                                   share.status().message(), ")"));
+    }
+    if (share->has_value()) {
+      options.memory_limit_fraction = **share;
       options.memory_limit_bytes = 0;
       return absl::OkStatus();
     }
     absl::StatusOr<int64_t> bytes = ParseByteSize(value);
     if (!bytes.ok()) {
       return BadValue(name, value,
-                      absl::StrCat("a byte count >= 0 such as 1073741824, "
-                                   "512M or 1.5GiB (",
+                      absl::StrCat(kMemLimitForms, " (",
                                    bytes.status().message(), ")"));
     }
     options.memory_limit_bytes = *bytes;
@@ -305,8 +350,9 @@ std::vector<RematFlagDoc> RematFlagDocs() {
       {std::string(kEnable), "", "off",
        "turn the pass on (implied by hlo-remat)"},
       {std::string(kMemLimit), "BYTES", "0",
-       "memory budget: bytes, or 512M, 1.5GiB (powers of 1024), or 0.5x (of "
-       "the module's memory before the pass); 0: as low as the algorithm can "
+       "memory budget: bytes, or 512M, 1.5GiB (powers of 1024), or a share "
+       "of the module's memory before the pass: 0.5x, 0.5 or 50%; 0: as low "
+       "as the algorithm can "
        "(it aims at the floor: entry parameters and the widest instruction)"},
       {std::string(kScheduler), "S", "default",
        absl::StrCat("schedule before the pass, ", ChoiceList(kSchedulers),

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace xla {
@@ -65,9 +66,13 @@ TEST(ApplyRematFlagTest, BadValuesNameFlagValueAndChoices) {
                   {"xla_rematerialization_scheduler", "random", "postorder"});
   ExpectFlagError("--xla_rematerialization_mem_limit=lots",
                   {"xla_rematerialization_mem_limit", "lots", "512M"});
-  ExpectFlagError("--xla_rematerialization_mem_limit=0.5",
-                  {"xla_rematerialization_mem_limit", "0.5",
-                   "not a whole number of bytes"});
+  ExpectFlagError("--xla_rematerialization_mem_limit=1.5",
+                  {"xla_rematerialization_mem_limit", "1.5",
+                   "not a whole number of bytes", "0.5x"});
+  ExpectFlagError("--xla_rematerialization_mem_limit=150%",
+                  {"xla_rematerialization_mem_limit", "150%", "(0, 1]"});
+  ExpectFlagError("--xla_rematerialization_mem_limit=50furlongs",
+                  {"xla_rematerialization_mem_limit", "unknown suffix", "%"});
   ExpectFlagError("--xla_rematerialization_small_node_limit=-1",
                   {"xla_rematerialization_small_node_limit", "-1"});
   ExpectFlagError("--xla_use_hlo_rematerialization=maybe",
@@ -101,6 +106,26 @@ TEST(ApplyRematFlagTest, GoodValuesAreApplied) {
   EXPECT_EQ(options.algorithm, RematAlgorithm::kPath);
   EXPECT_EQ(options.scheduler, RematScheduler::kDfs);
   EXPECT_EQ(options.small_node_limit_bytes(), int64_t{1} << 20);
+}
+
+// The budget's share of the module's memory has the forms remat-harness
+// takes too: 0.5x, 50% and 0.5.
+TEST(ApplyRematFlagTest, ShareOfTheMemoryInEveryForm) {
+  for (absl::string_view form : {"0.5x", "0.5X", "50%", "0.5"}) {
+    RematOptions options;
+    ASSERT_TRUE(ApplyRematFlag(
+                    absl::StrCat("--xla_rematerialization_mem_limit=", form),
+                    options)
+                    .ok())
+        << form;
+    EXPECT_DOUBLE_EQ(options.memory_limit_fraction, 0.5) << form;
+    EXPECT_EQ(options.memory_limit_bytes, 0) << form;
+  }
+  RematOptions options;
+  ASSERT_TRUE(
+      ApplyRematFlag("--xla_rematerialization_mem_limit=20MB", options).ok());
+  EXPECT_EQ(options.memory_limit_bytes, int64_t{20} << 20);
+  EXPECT_EQ(options.memory_limit_fraction, 0);
 }
 
 TEST(ApplyRematFlagTest, FromStringStopsAtTheFirstBadValue) {

@@ -97,7 +97,15 @@ def test_torn_last_line_is_ignored(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("0.5", 500), ("1", 1000), ("2097152", 2097152), ("1K", 1024), ("1.5MiB", 1572864)],
+    [
+        ("0.5", 500),
+        ("0.5x", 500),
+        ("50%", 500),
+        ("1", 1000),
+        ("2097152", 2097152),
+        ("1K", 1024),
+        ("1.5MiB", 1572864),
+    ],
 )
 def test_budget_spellings(text, expected):
     assert budget_bytes(text, 1000) == expected
@@ -109,7 +117,7 @@ def test_a_bare_number_below_a_mib_is_refused_with_the_fix(text):
         budget_bytes(text, 1000)
 
 
-@pytest.mark.parametrize("text", ["1.5", "0", "-1", "lots"])
+@pytest.mark.parametrize("text", ["1.5", "0", "-1", "lots", "150%", "1.5x", "0x"])
 def test_bad_budgets_are_refused(text):
     with pytest.raises(SweepError, match="budget"):
         budget_bytes(text, 1000)

@@ -390,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--budgets",
         default="0.8,0.6,0.5,0.4,0.3",
-        help="fractions of the baseline peak or bytes (512M)",
+        help="shares of the baseline peak (0.5, 0.5x or 50%%) or bytes (512M)",
     )
     sweep.add_argument("--size-function", default="plain", help="plain, tiled or tiled:RxC")
     sweep.add_argument(
@@ -516,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--budgets",
         dest="budgets",
         default="0.5,0.33",
-        help="fractions of the allocation before the pass, or sizes (512M) (default: 0.5,0.33)",
+        help="shares of the allocation before the pass (0.5, 0.5x or 50%%), or sizes (512M) "
+        "(default: 0.5,0.33)",
     )
     optimum.add_argument(
         "--algorithms",

@@ -185,30 +185,60 @@ _SUFFIXES = {
     "KIB": 1 << 10,
     "MIB": 1 << 20,
     "GIB": 1 << 30,
+    # As the engine reads them: powers of 1024.
+    "KB": 1 << 10,
+    "MB": 1 << 20,
+    "GB": 1 << 30,
 }
 
 
-def budget_bytes(budget: str, baseline: int) -> int:
-    """A budget as bytes: a fraction (0, 1] of `baseline`, or a byte count
-    with an optional K/M/G (powers of 1024, as the engine reads them)."""
+BUDGET_FORMS = "a share of the peak such as 0.5, 0.5x or 50%, or bytes such as 512M"
+
+
+def _is_decimal(text: str) -> bool:
+    return "." in text and text.replace(".", "", 1).isdigit()
+
+
+def budget_share(budget: str) -> float | None:
+    """The share of the peak a budget names ("0.5", "0.5x", "50%"), or None
+    when it names bytes; the forms hlo-remat's budget flag takes too."""
     text = budget.strip()
+    scale = 1.0
+    if text[-1:] in ("x", "X"):
+        text = text[:-1]
+    elif text.endswith("%"):
+        text, scale = text[:-1], 0.01
+    elif not (_is_decimal(text) or text in ("0", "1")):
+        return None
     try:
-        value = float(text)
+        value = float(text) * scale
     except ValueError:
-        value = None
-    if value is not None:
-        if "." in text or value <= 1:
-            if not 0 < value <= 1:
-                raise SweepError(f"budget {budget!r}: a fraction must be in (0, 1]")
-            return int(baseline * value)
+        raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}") from None
+    if value > 1 and scale == 1.0 and budget.strip()[-1:] not in ("x", "X"):
+        return None  # "1.5": neither a share nor a whole number of bytes
+    if not 0 < value <= 1:
+        raise SweepError(f"budget {budget!r}: a share must be in (0, 1]")
+    return value
+
+
+def budget_bytes(budget: str, baseline: int) -> int:
+    """A budget as bytes: a share (0, 1] of `baseline` (0.5, 0.5x, 50%), or a
+    byte count with an optional K/M/G (powers of 1024, as the engine reads
+    them)."""
+    text = budget.strip()
+    share = budget_share(text)
+    if share is not None:
+        return int(baseline * share)
+    if text.isdigit():
+        value = int(text)
         if value < 1 << 20:
             # "50" almost always means 50%, not 50 bytes.
             raise SweepError(
-                f"budget {budget!r}: a bare number is bytes, and {int(value)} bytes is below "
-                f"1 MiB; for a share of the peak write {value / 100:g}, for bytes add a "
-                "suffix (512M)"
+                f"budget {budget!r}: a bare number is bytes, and {value} bytes is below "
+                f"1 MiB; for a share of the peak write {value / 100:g} or {value}%, for "
+                "bytes add a suffix (512M)"
             )
-        return int(value)
+        return value
     upper = text.upper()
     for suffix in sorted(_SUFFIXES, key=len, reverse=True):
         if upper.endswith(suffix):
@@ -216,7 +246,7 @@ def budget_bytes(budget: str, baseline: int) -> int:
                 return int(float(upper[: -len(suffix)]) * _SUFFIXES[suffix])
             except ValueError:
                 break
-    raise SweepError(f"budget {budget!r}: use a fraction such as 0.5 or bytes such as 512M")
+    raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}")
 
 
 def load_results(path: Path) -> dict[str, dict]:
