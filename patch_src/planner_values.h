@@ -184,7 +184,9 @@ class PlannerState {
   HloModule* module_;
   HloComputation* computation_;
   PlannerConfig config_;
-  const SizeFunction& size_fn_;
+  // A copy: callers pass plain functions, whose std::function would be a
+  // temporary.
+  const SizeFunction size_fn_;
   const HloCostAnalysis& costs_;
 
   std::shared_ptr<const ComputationMemory> memory_;
