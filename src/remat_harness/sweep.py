@@ -195,27 +195,22 @@ _SUFFIXES = {
 BUDGET_FORMS = "a share of the peak such as 0.5, 0.5x or 50%, or bytes such as 512M"
 
 
-def _is_decimal(text: str) -> bool:
-    return "." in text and text.replace(".", "", 1).isdigit()
-
-
 def budget_share(budget: str) -> float | None:
-    """The share of the peak a budget names ("0.5", "0.5x", "50%"), or None
-    when it names bytes; the forms hlo-remat's budget flag takes too."""
+    """The share of the peak a budget names ("0.5", "1e-05", "0.5x", "50%"),
+    or None when it names bytes; the forms hlo-remat's budget flag takes too."""
     text = budget.strip()
-    scale = 1.0
-    if text[-1:] in ("x", "X"):
-        text = text[:-1]
-    elif text.endswith("%"):
-        text, scale = text[:-1], 0.01
-    elif not (_is_decimal(text) or text in ("0", "1")):
-        return None
+    marked = text[-1:] in ("x", "X", "%")
+    number = text[:-1] if marked else text
     try:
-        value = float(text) * scale
+        value = float(number) * (0.01 if text.endswith("%") else 1.0)
     except ValueError:
-        raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}") from None
-    if value > 1 and scale == 1.0 and budget.strip()[-1:] not in ("x", "X"):
-        return None  # "1.5": neither a share nor a whole number of bytes
+        if marked:
+            raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}") from None
+        return None  # a size with a unit, such as 512M
+    # A bare whole number is bytes ("1" and "0" excepted: shares as ever);
+    # "1.5" is neither, and refused as bytes.
+    if not marked and (text.isdigit() and text not in ("0", "1") or value > 1):
+        return None
     if not 0 < value <= 1:
         raise SweepError(f"budget {budget!r}: a share must be in (0, 1]")
     return value
