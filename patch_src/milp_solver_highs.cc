@@ -42,8 +42,7 @@ absl::Status SetOptions(void* highs, const MilpSolveOptions& options) {
 absl::Status PassProblem(void* highs, const MilpProblem& problem) {
   const std::vector<HighsInt> start(problem.row_start.begin(),
                                     problem.row_start.end());
-  const std::vector<HighsInt> index(problem.index.begin(),
-                                    problem.index.end());
+  const std::vector<HighsInt> index(problem.index.begin(), problem.index.end());
   const std::vector<HighsInt> integrality(problem.columns(),
                                           highs::kVarTypeInteger);
   const HighsInt status = Highs_passMip(
@@ -54,9 +53,9 @@ absl::Status PassProblem(void* highs, const MilpProblem& problem) {
       problem.row_lower.data(), problem.row_upper.data(), start.data(),
       index.data(), problem.value.data(), integrality.data());
   if (status == highs::kStatusError) {
-    return absl::InternalError(absl::StrCat(
-        "HiGHS refused the model (", problem.columns(), " columns, ",
-        problem.rows(), " rows)"));
+    return absl::InternalError(absl::StrCat("HiGHS refused the model (",
+                                            problem.columns(), " columns, ",
+                                            problem.rows(), " rows)"));
   }
   return absl::OkStatus();
 }

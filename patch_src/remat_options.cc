@@ -107,8 +107,7 @@ bool IsDecimal(absl::string_view s) {
 // A share of the module's memory ("0.5x", "50%", or "0.5": a number with a
 // point no larger than 1, which as bytes would mean nothing), or nullopt
 // when `text` is a byte count for ParseByteSize.
-absl::StatusOr<std::optional<double>> ParseMemoryShare(
-    absl::string_view text) {
+absl::StatusOr<std::optional<double>> ParseMemoryShare(absl::string_view text) {
   absl::string_view s = absl::StripAsciiWhitespace(text);
   double scale = 1;
   const bool marked = absl::ConsumeSuffix(&s, "x") ||
@@ -245,9 +244,9 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     if (absl::Status s = require_value(); !s.ok()) return s;
     absl::StatusOr<std::optional<double>> share = ParseMemoryShare(value);
     if (!share.ok()) {
-      return BadValue(name, value,
-                      absl::StrCat(kMemLimitForms, " (",
-                                   share.status().message(), ")"));
+      return BadValue(
+          name, value,
+          absl::StrCat(kMemLimitForms, " (", share.status().message(), ")"));
     }
     if (share->has_value()) {
       options.memory_limit_fraction = **share;
@@ -256,9 +255,9 @@ absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {
     }
     absl::StatusOr<int64_t> bytes = ParseByteSize(value);
     if (!bytes.ok()) {
-      return BadValue(name, value,
-                      absl::StrCat(kMemLimitForms, " (",
-                                   bytes.status().message(), ")"));
+      return BadValue(
+          name, value,
+          absl::StrCat(kMemLimitForms, " (", bytes.status().message(), ")"));
     }
     options.memory_limit_bytes = *bytes;
     options.memory_limit_fraction = 0;

@@ -113,10 +113,10 @@ TEST(ApplyRematFlagTest, GoodValuesAreApplied) {
 TEST(ApplyRematFlagTest, ShareOfTheMemoryInEveryForm) {
   for (absl::string_view form : {"0.5x", "0.5X", "50%", "0.5"}) {
     RematOptions options;
-    ASSERT_TRUE(ApplyRematFlag(
-                    absl::StrCat("--xla_rematerialization_mem_limit=", form),
-                    options)
-                    .ok())
+    ASSERT_TRUE(
+        ApplyRematFlag(absl::StrCat("--xla_rematerialization_mem_limit=", form),
+                       options)
+            .ok())
         << form;
     EXPECT_DOUBLE_EQ(options.memory_limit_fraction, 0.5) << form;
     EXPECT_EQ(options.memory_limit_bytes, 0) << form;
