@@ -74,6 +74,9 @@ struct RematOptions {
   // Not a flag (hlo-remat --export-graph): where to write the entry as the
   // planner sees it (remat_graph.h), before planning; "" writes nothing.
   std::string export_graph_path;
+  // Not a flag (hlo-remat --frontier): where to write the frontier search's
+  // points (plan_frontier.h) as JSON; "" writes nothing.
+  std::string frontier_path;
   // Not a flag: set where the pass runs after copy insertion chose its copies
   // for the incoming order (the GPU hook). After the pass, no two values that
   // share a buffer may be live at once, or the pass fails.

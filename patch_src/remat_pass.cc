@@ -28,6 +28,7 @@
 #include "xla/service/remat/memory_floor.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/phase_clock.h"
+#include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_dump.h"
 #include "xla/service/remat/remat_graph.h"
 #include "xla/service/remat/remat_planner.h"
@@ -118,29 +119,24 @@ absl::Status CheckLiveRanges(const HloModule& module,
 constexpr char kNothingCompact[] =
     "no value has a smaller compact form under this size function";
 
-// Why a finished plan is not worth applying, or "" when it is. A plan must
-// lower the simulated peak; one that still misses the budget must lower it
-// by at least kMinUsefulReduction of the start: the model does not fit
-// either way, and a smaller gain is within what an allocator's fragmentation
-// moves, bought with recomputation on every step.
-constexpr double kMinUsefulReduction = 0.01;
-
-std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes,
-                          int64_t budget_bytes) {
+// Why a finished plan is not worth applying, or "" when it is: it must lower
+// the platform's figure. Whether it is worth its FLOPs at the budget is the
+// frontier lookup's (plan_frontier.h), which the budget alone decides.
+std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes) {
   if (planned_bytes >= start_bytes) {
     return absl::StrCat("the plan does not lower the simulated peak (",
                         start_bytes, " -> ", planned_bytes, " bytes)");
   }
-  const bool missed = budget_bytes > 0 && planned_bytes > budget_bytes;
-  if (missed && static_cast<double>(start_bytes - planned_bytes) <
-                    kMinUsefulReduction * static_cast<double>(start_bytes)) {
-    return absl::StrCat(
-        "the plan misses the budget and lowers the simulated "
-        "peak by less than 1% (",
-        start_bytes, " -> ", planned_bytes, " bytes)");
-  }
   return "";
 }
+
+// A plan of the frontier must lower the start by this share of it: a smaller
+// gain is within what an allocator's fragmentation moves, bought with
+// recomputation on every step (FrontierRules).
+constexpr double kMinUsefulReduction = 0.01;
+// A frontier point adding at most this share of the module's FLOPs is never
+// refused by the rule on FLOPs per byte (FrontierRules).
+constexpr double kAlwaysWorthFlops = 0.10;
 
 bool HasWhileLoop(const HloModule& module) {
   for (const HloComputation* computation : module.computations()) {
@@ -485,10 +481,66 @@ class RematDriver {
     TF_ASSIGN_OR_RETURN(
         int64_t peak,
         MeasureMemory(planned, size_fn_, alias_info_, options_.memory_figure));
-    std::string why =
-        PlanRejection(allocation_scheduled_, peak, options_.memory_limit_bytes);
+    std::string why = PlanRejection(allocation_scheduled_, peak);
     const bool keep = why.empty();
     return PlanVerdict{keep, peak, std::move(why)};
+  }
+
+  // Aims fixed by the module alone: shares of its figure before the pass
+  // (what 0.5x is a share of), between the floor and the figure the planner
+  // starts from, and the floor.
+  FrontierRules Rules() const {
+    FrontierRules rules;
+    rules.min_useful_reduction = kMinUsefulReduction;
+    rules.out_of_line_factor = kOutOfLineFactor;
+    rules.always_worth_flops = kAlwaysWorthFlops * report_.flops_before;
+    return rules;
+  }
+
+  FrontierSearch Frontier() const {
+    FrontierSearch search;
+    search.aims =
+        FrontierAims(DefaultFrontierShares(), report_.allocation_before_bytes,
+                     allocation_scheduled_, report_.floor_bytes);
+    const int64_t budget = options_.memory_limit_bytes;
+    const int64_t start = allocation_scheduled_;
+    search.choose = [budget, start,
+                     rules = Rules()](absl::Span<const FrontierPoint> points) {
+      return ChooseFromFrontier(points, budget, start, rules);
+    };
+    return search;
+  }
+
+  void RecordFrontier(const PlannerResult& result) {
+    report_.frontier = result.frontier;
+    report_.frontier_chosen = result.frontier_chosen;
+    report_.frontier_start_bytes = allocation_scheduled_;
+    report_.frontier_usable =
+        UsablePoints(result.frontier, allocation_scheduled_, Rules());
+    if (!result.frontier_chosen.has_value()) {
+      if (!result.frontier.empty()) {
+        report_.AddNote(
+            "no plan of the frontier lowers the figure by 1% or more at a "
+            "price in line with its own");
+      }
+      return;
+    }
+    const FrontierPoint& chosen = result.frontier[*result.frontier_chosen];
+    report_.AddNote(absl::StrCat("frontier: ", result.frontier.size(),
+                                 " aims, the plan aimed at ", chosen.aim_bytes,
+                                 " bytes chosen"));
+    if (result.frontier_applied_peak != chosen.peak_bytes) {
+      // The search made again did not give the same plan: a bug to report.
+      report_.AddNote(absl::StrCat(
+          "the chosen plan, made again, came to ", result.frontier_applied_peak,
+          " bytes, not its point's ", chosen.peak_bytes));
+    }
+  }
+
+  absl::Status WriteFrontier(const PlannerResult& result) {
+    RecordFrontier(result);
+    if (options_.frontier_path.empty()) return absl::OkStatus();
+    return WriteFrontierJson(report_, options_.frontier_path);
   }
 
   absl::Status Plan() {
@@ -512,9 +564,18 @@ class RematDriver {
           options_.max_extra_flops_fraction * report_.flops_before;
       config.max_extra_flops = report_.max_extra_flops;
     }
+    // Every algorithm the planner runs answers its budget from the frontier
+    // (plan_frontier.h); `optimal` then gives the budget itself to its
+    // solver.
     config.keep_plan = [this](const HloModule& planned) {
       return Judge(planned);
     };
+    config.frontier = Frontier();
+    if (config.frontier->aims.empty()) {
+      report_.AddNote(absl::StrCat("the schedule is at the floor (",
+                                   report_.floor_bytes,
+                                   " bytes): no plan can lower it"));
+    }
     PlannerResult result;
     {
       ScopedPhase phase(&report_, "plan");
@@ -523,8 +584,16 @@ class RematDriver {
       phase.SplitOff("judge", result.judge_seconds);
     }
     report_.plans_tried = result.plans_tried;
-    TF_ASSIGN_OR_RETURN(CalleePlanResult callees,
-                        PlanCallees(config.max_extra_flops, result));
+    // Loop bodies and branches aim where the entry's plan aimed, so that the
+    // frontier's choice, not the budget, decides them too.
+    const int64_t callee_target =
+        result.frontier_chosen.has_value()
+            ? result.frontier[*result.frontier_chosen].aim_bytes
+            : config.target_bytes;
+    TF_RETURN_IF_ERROR(WriteFrontier(result));
+    TF_ASSIGN_OR_RETURN(
+        CalleePlanResult callees,
+        PlanCallees(callee_target, config.max_extra_flops, result));
     result.AddMovesOf(std::move(callees.totals));
     RecordPlan(std::move(result), callees);
     return absl::OkStatus();
@@ -532,10 +601,12 @@ class RematDriver {
 
   // Sites still over the budget that run a loop body or a branch: plan
   // inside it, on its own schedule, with what is left of the compute cap.
-  absl::StatusOr<CalleePlanResult> PlanCallees(double max_extra_flops,
+  absl::StatusOr<CalleePlanResult> PlanCallees(int64_t target_bytes,
+                                               double max_extra_flops,
                                                const PlannerResult& entry) {
     ScopedPhase phase(&report_, "callees");
     PlannerConfig callee_config = PlannerConfigFor(options_);
+    callee_config.target_bytes = target_bytes;
     // Loop bodies and branches are planned by `path`: the solver's time
     // went to the entry computation.
     callee_config.optimal.reset();

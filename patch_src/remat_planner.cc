@@ -112,6 +112,25 @@ class Planner {
   void add_judge_seconds(double seconds) {
     state_.result().judge_seconds += seconds;
   }
+  bool rejected() const { return state_.result().plan_rejected; }
+  // The configured compute cap left a move out where the plan in hand has
+  // its peak (Materialize reports it as flops_capped).
+  bool capped_at_peak() const {
+    return state_.config().max_extra_flops == configured_max_extra_flops_ &&
+           CapHoldsThePeak();
+  }
+  // Back to no move, and to the chains, compute cap and verdicts `config`
+  // sets: a search after another starts where the first one started.
+  absl::Status StartSearch(const PlannerConfig& config) {
+    TF_RETURN_IF_ERROR(RevertAll());
+    set_chains(config.chains);
+    set_max_extra_flops(configured_max_extra_flops_);
+    PlannerResult& result = state_.result();
+    result.chains_dropped = ChainsDropped::kNo;
+    result.plan_rejected = false;
+    result.rejection.clear();
+    return absl::OkStatus();
+  }
   void set_rejected(std::string why) {
     PlannerResult& result = state_.result();
     result.plan_rejected = true;
@@ -569,9 +588,14 @@ class PlanSearch {
   // otherwise `path`'s is made again. Past the time limit, or where the
   // model has no plan, `path`'s stands. Returns the plan left in hand.
   absl::StatusOr<PlanOutcome> CompareWithOptimum(const PlanOutcome& best);
-  // Judges `best` (the plan in hand), takes back the moves it holds without,
-  // and applies what is kept.
+  // Judges `best` (the plan in hand) and takes back the moves it holds
+  // without; the plan kept is left in hand. False: the judge refused the
+  // whole plan, which is taken back.
+  absl::StatusOr<bool> TrimToNeededMoves(const PlanOutcome& best);
+  // TrimToNeededMoves, then applies what is kept.
   absl::StatusOr<PlannerResult> KeepNeededMoves(const PlanOutcome& best);
+  // The plan in hand as a point of the frontier (at this search's target).
+  absl::StatusOr<FrontierPoint> PointInHand();
 
  private:
   // A plan at `aim`; the plan in hand is taken back first unless it was
@@ -1087,13 +1111,10 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
 // whole plan is made again. `path` undid its own chains already. First, the
 // rule on FLOPs per byte: on the plan kept only, so that the search compares
 // the plans it would make without it.
-absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
-    const PlanOutcome& best) {
+absl::StatusOr<bool> PlanSearch::TrimToNeededMoves(const PlanOutcome& best) {
   const int64_t target = config_.target_bytes;
   TF_RETURN_IF_ERROR(ApplyOutOfLineRule());
-  if (config_.keep_plan == nullptr || !planner_.has_moves()) {
-    return planner_.Materialize();
-  }
+  if (config_.keep_plan == nullptr || !planner_.has_moves()) return true;
   const int64_t peak = planner_.tracker_peak();
   bool trimmed_first = false;
   // The MILP's moves are what the model needs; `path`'s chains were undone.
@@ -1106,9 +1127,7 @@ absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
         planner_.TakeBackUnneeded(best.target, /*recompute_only=*/false));
     if (taken_back > 0) {
       TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, Judge());
-      if (trimmed.keep && trimmed.simulated_peak <= target) {
-        return planner_.Materialize();
-      }
+      if (trimmed.keep && trimmed.simulated_peak <= target) return true;
       TF_RETURN_IF_ERROR(MakeWholePlanAgain(best.target));
       trimmed_first = true;
     }
@@ -1117,21 +1136,100 @@ absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
   if (!whole.keep) {
     TF_RETURN_IF_ERROR(planner_.RevertAll());
     planner_.set_rejected(whole.rejection);
-    return planner_.Materialize();
+    return false;
   }
-  if (undone_already || trimmed_first) return planner_.Materialize();
+  if (undone_already || trimmed_first) return true;
   TF_ASSIGN_OR_RETURN(
       const int taken_back,
       planner_.TakeBackUnneeded(best.target, /*recompute_only=*/false));
-  if (taken_back == 0) return planner_.Materialize();
+  if (taken_back == 0) return true;
   TF_ASSIGN_OR_RETURN(const PlanVerdict trimmed, Judge());
   const bool within_budget = target > 0 && trimmed.simulated_peak <= target;
   if (trimmed.keep &&
       (within_budget || trimmed.simulated_peak <= whole.simulated_peak)) {
-    return planner_.Materialize();
+    return true;
   }
   TF_RETURN_IF_ERROR(MakeWholePlanAgain(best.target));
+  return true;
+}
+
+absl::StatusOr<PlannerResult> PlanSearch::KeepNeededMoves(
+    const PlanOutcome& best) {
+  TF_RETURN_IF_ERROR(TrimToNeededMoves(best).status());
   return planner_.Materialize();
+}
+
+absl::StatusOr<FrontierPoint> PlanSearch::PointInHand() {
+  FrontierPoint point;
+  point.aim_bytes = config_.target_bytes;
+  if (planner_.rejected() || !planner_.has_moves()) {
+    point.kept = false;
+    return point;
+  }
+  TF_ASSIGN_OR_RETURN(const PlanVerdict verdict, JudgeOrTrack());
+  point.kept = verdict.keep;
+  point.peak_bytes = verdict.simulated_peak;
+  point.extra_flops = planner_.kept_flops();
+  return point;
+}
+
+// The search for one budget, up to the plan it keeps, left in hand.
+absl::StatusOr<PlanOutcome> SearchFor(PlanSearch& search) {
+  TF_ASSIGN_OR_RETURN(PlanOutcome best, search.BestPlan());
+  TF_ASSIGN_OR_RETURN(best, search.AimBelowTheGap(best));
+  TF_ASSIGN_OR_RETURN(best, search.CompareWithoutChains(best));
+  return search.CompareWithOptimum(best);
+}
+
+// The frontier search (remat_planner.h, FrontierSearch): every aim's plan
+// is made on the one planner and judged; the chosen aim's search is made
+// again, as deterministic as the search's own re-plans, and applied.
+absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
+                                               const PlannerConfig& config) {
+  std::vector<FrontierPoint> points;
+  // Whether the compute cap, not the aim, stopped some aim's plan at its
+  // peak: what the report says when no plan is chosen.
+  bool capped = false;
+  for (int64_t aim : config.frontier->aims) {
+    PlannerConfig rung = config;
+    rung.target_bytes = aim;
+    rung.optimal.reset();  // the solver runs once, for the plan chosen
+    TF_RETURN_IF_ERROR(planner.StartSearch(config));
+    PlanSearch search(planner, rung);
+    TF_ASSIGN_OR_RETURN(const PlanOutcome best, SearchFor(search));
+    TF_RETURN_IF_ERROR(search.TrimToNeededMoves(best).status());
+    TF_ASSIGN_OR_RETURN(FrontierPoint point, search.PointInHand());
+    point.aim_bytes = aim;
+    points.push_back(point);
+    capped |= planner.capped_at_peak();
+  }
+  const std::optional<int> chosen = config.frontier->choose(points);
+  TF_RETURN_IF_ERROR(planner.StartSearch(config));
+  PlannerResult result;
+  if (chosen.has_value()) {
+    PlannerConfig rung = config;
+    rung.target_bytes = points[*chosen].aim_bytes;
+    rung.optimal.reset();
+    PlanSearch search(planner, rung);
+    TF_ASSIGN_OR_RETURN(PlanOutcome best, SearchFor(search));
+    TF_RETURN_IF_ERROR(search.TrimToNeededMoves(best).status());
+    TF_ASSIGN_OR_RETURN(const FrontierPoint applied, search.PointInHand());
+    if (config.optimal.has_value()) {
+      // `optimal`: the chosen plan beside the MILP's at the budget itself;
+      // the better by the judge is kept (CompareWithOptimum).
+      PlanSearch at_budget(planner, config);
+      TF_ASSIGN_OR_RETURN(best, at_budget.CompareWithOptimum(best));
+      TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(best).status());
+    }
+    TF_ASSIGN_OR_RETURN(result, planner.Materialize());
+    result.frontier_applied_peak = applied.peak_bytes;
+  } else {
+    TF_ASSIGN_OR_RETURN(result, planner.Materialize());
+    result.flops_capped = capped;
+  }
+  result.frontier = std::move(points);
+  result.frontier_chosen = chosen;
+  return result;
 }
 
 }  // namespace
@@ -1172,11 +1270,15 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   }
   Planner planner(module, computation, config, size_fn, costs);
   TF_RETURN_IF_ERROR(planner.Init());
+  if (config.frontier.has_value()) {
+    if (config.keep_plan == nullptr) {
+      return absl::InvalidArgumentError(
+          "the frontier search needs a judge (keep_plan)");
+    }
+    return PlanFromFrontier(planner, config);
+  }
   PlanSearch search(planner, config);
-  TF_ASSIGN_OR_RETURN(PlanOutcome best, search.BestPlan());
-  TF_ASSIGN_OR_RETURN(best, search.AimBelowTheGap(best));
-  TF_ASSIGN_OR_RETURN(best, search.CompareWithoutChains(best));
-  TF_ASSIGN_OR_RETURN(best, search.CompareWithOptimum(best));
+  TF_ASSIGN_OR_RETURN(const PlanOutcome best, SearchFor(search));
   return search.KeepNeededMoves(best);
 }
 

@@ -28,10 +28,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/optimal_result.h"
+#include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/size_function.h"
 
@@ -58,6 +60,16 @@ struct OptimalConfig {
   // h100_sxm (33k columns) and 655 s on ResNet-164's CPU step (110k columns,
   // 177k rows), where it found no plan.
   int max_columns = 40000;
+};
+
+// The frontier search (plan_frontier.h): the plan search once per aim, each
+// plan judged by keep_plan, all on one planner; `choose` picks the point
+// kept (nullopt: none, the computation stays as given), whose search is
+// made again and applied. PlannerConfig::target_bytes is then only the
+// budget `choose` answers; no search aims at it.
+struct FrontierSearch {
+  std::vector<int64_t> aims;
+  std::function<std::optional<int>(absl::Span<const FrontierPoint>)> choose;
 };
 
 // The default PlannerConfig::out_of_line_factor.
@@ -113,6 +125,10 @@ struct PlannerConfig {
   // kept, and no move is taken back but `path`'s chains.
   std::function<absl::StatusOr<PlanVerdict>(const HloModule& planned)>
       keep_plan;
+  // Set (with keep_plan): the plan is chosen from the frontier of these
+  // aims instead of searched for at target_bytes. With `optimal`, the
+  // chosen plan is then compared with the MILP's at target_bytes.
+  std::optional<FrontierSearch> frontier;
 };
 
 enum class ChainsDropped {
@@ -150,6 +166,13 @@ struct PlannerResult {
   // chains, and why.
   ChainsDropped chains_dropped = ChainsDropped::kNo;
   OptimalResult optimal;
+  // The frontier search's points, in the order of its aims, and the one
+  // chosen (nullopt: none); empty without PlannerConfig::frontier.
+  std::vector<FrontierPoint> frontier;
+  std::optional<int> frontier_chosen;
+  // The platform's figure of the chosen plan as applied: its point's peak
+  // when the search made it again the same way.
+  int64_t frontier_applied_peak = 0;
   std::vector<RematDecision> decisions;
 
   // Adds the moves of a plan of another computation: its counts and its

@@ -2,14 +2,17 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "xla/service/remat/json_text.h"
+#include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_decision.h"
 
 namespace xla {
@@ -77,7 +80,58 @@ void AddGpuPipelineFields(
   }
 }
 
+std::string FrontierPointsJson(const std::vector<FrontierPoint>& points,
+                               const std::vector<int>& usable_points) {
+  std::vector<bool> dominant(points.size(), false);
+  for (int i : NonDominated(points)) dominant[i] = true;
+  std::vector<bool> usable(points.size(), false);
+  for (int i : usable_points) usable[i] = true;
+  std::string out = "[";
+  for (size_t i = 0; i < points.size(); ++i) {
+    const FrontierPoint& p = points[i];
+    absl::StrAppend(&out, i == 0 ? "" : ", ", "{\"aim_bytes\": ", p.aim_bytes,
+                    ", \"peak_bytes\": ", p.peak_bytes,
+                    ", \"extra_flops\": ", JsonNumber(p.extra_flops),
+                    ", \"kept\": ", p.kept ? "true" : "false",
+                    ", \"on_frontier\": ", dominant[i] ? "true" : "false",
+                    ", \"usable\": ", usable[i] ? "true" : "false", "}");
+  }
+  return out + "]";
+}
+
+std::string FrontierFieldJson(const RematReport& report) {
+  return absl::StrCat(
+      "{\"chosen\": ",
+      report.frontier_chosen.has_value() ? absl::StrCat(*report.frontier_chosen)
+                                         : std::string("null"),
+      ", \"start_bytes\": ", report.frontier_start_bytes, ", \"points\": ",
+      FrontierPointsJson(report.frontier, report.frontier_usable), "}");
+}
+
 }  // namespace
+
+std::string RematReport::FrontierJson() const {
+  return absl::StrCat(
+      "{\n  \"module\": ", JsonQuote(module),
+      ",\n  \"algorithm\": ", JsonQuote(algorithm),
+      ",\n  \"memory_figure\": ", JsonQuote(memory_figure),
+      ",\n  \"allocation_before_bytes\": ", allocation_before_bytes,
+      ",\n  \"floor_bytes\": ", floor_bytes,
+      ",\n  \"budget_bytes\": ", budget_bytes,
+      ",\n  \"flops_before\": ", JsonNumber(flops_before),
+      ",\n  \"frontier\": ", FrontierFieldJson(*this), "\n}\n");
+}
+
+absl::Status WriteFrontierJson(const RematReport& report,
+                               const std::string& path) {
+  std::ofstream out(path);
+  out << report.FrontierJson();
+  if (!out) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot write the frontier"));
+  }
+  return absl::OkStatus();
+}
 
 void RematReport::AddNote(absl::string_view text) {
   absl::StrAppend(&note, note.empty() ? "" : "; ", text);
@@ -156,6 +210,7 @@ std::string RematReport::ToJson() const {
     if (gpu_pipeline.has_value()) AddGpuPipelineFields(*gpu_pipeline, field);
   }
   if (optimal.has_value()) field("optimal", OptimalResultJson(*optimal));
+  if (!frontier.empty()) field("frontier", FrontierFieldJson(*this));
   out += "  \"decisions\": [";
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];

@@ -9,8 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "xla/service/remat/optimal_result.h"
+#include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_decision.h"
 
 namespace xla {
@@ -128,6 +130,16 @@ struct RematReport {
   std::optional<GpuPipelineFigures> gpu_pipeline;
   // `optimal` only: the solve and the plans it compared.
   std::optional<OptimalResult> optimal;
+  // The frontier search's points (plan_frontier.h), in the order of its
+  // aims, and the one the budget chose (nullopt: none); empty when the
+  // algorithm does not search a frontier.
+  std::vector<FrontierPoint> frontier;
+  std::optional<int> frontier_chosen;
+  // The platform's figure of the schedule the frontier search started from
+  // (after re-scheduling, before any plan): the frontier's free point.
+  int64_t frontier_start_bytes = 0;
+  // The points the lookup may choose (plan_frontier.h, UsablePoints).
+  std::vector<int> frontier_usable;
   std::vector<RematDecision> decisions;
 
   // Appends to `note`, "; "-separated.
@@ -135,7 +147,15 @@ struct RematReport {
   // Adds to the phase's time (a phase run twice is summed).
   void AddPhase(absl::string_view phase, double seconds);
   std::string ToJson() const;
+  // The frontier with the figures that place it, as hlo-remat --frontier
+  // writes it: module, memory figure, figure before, floor, budget, FLOPs
+  // before, and the points, each marked when no other dominates it.
+  std::string FrontierJson() const;
 };
+
+// Writes report.FrontierJson() to `path`.
+absl::Status WriteFrontierJson(const RematReport& report,
+                               const std::string& path);
 
 }  // namespace remat
 }  // namespace xla

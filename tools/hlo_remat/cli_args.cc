@@ -36,6 +36,10 @@ constexpr OptionDoc kOptions[] = {
     {"--export-graph", "G.json", "not written",
      "write the scheduled entry as the planner sees it (nodes, bytes, FLOPs, "
      "reads; remat-harness optimum solves it)"},
+    {"--frontier", "F.json", "not written",
+     "write the memory-compute frontier the budget was answered from: each "
+     "aim's plan, its peak by the platform's figure and its extra FLOPs "
+     "(remat-harness frontier plots it)"},
     {"--platform", "cpu|gpu", "cpu",
      "cpu: IN is XLA:CPU's scheduled module (*.cpu_after_optimizations.txt); "
      "gpu: IN is pre-optimization HLO (*.before_optimizations.txt), compiled "
@@ -104,6 +108,7 @@ std::string* StringField(const std::string& name, CliArgs& args) {
   if (name == "--report") return &args.report;
   if (name == "--dump-dir") return &args.dump_dir;
   if (name == "--export-graph") return &args.export_graph;
+  if (name == "--frontier") return &args.frontier;
   if (name == "--size-function") return &args.size_function;
   if (name == "--numerics-reference") return &args.numerics_reference;
   if (name == "--gpu-target") return &args.gpu.target;

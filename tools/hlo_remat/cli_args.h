@@ -29,6 +29,7 @@ struct CliArgs {
   std::string report;        // --report: the JSON report (else stdout)
   std::string dump_dir;      // --dump-dir: DOT graphs and memory logs
   std::string export_graph;  // --export-graph: the planner's graph (JSON)
+  std::string frontier;      // --frontier: the frontier search's points (JSON)
   std::string size_function = "plain";
   bool check_numerics = false;
   // Compare against this module instead of the input (tests the checker).

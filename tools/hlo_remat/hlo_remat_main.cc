@@ -76,6 +76,7 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
   options.enabled = true;  // implied by the CLI
   options.dump_dir = args.dump_dir;
   options.export_graph_path = args.export_graph;
+  options.frontier_path = args.frontier;
   if (args.after_copy_insertion) {
     options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
   }

@@ -1,0 +1,98 @@
+#include "xla/service/remat/plan_frontier.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace xla {
+namespace remat {
+
+std::vector<double> DefaultFrontierShares() {
+  return {0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.33, 0.25};
+}
+
+std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
+                                  int64_t reference_bytes, int64_t start_bytes,
+                                  int64_t floor_bytes) {
+  std::vector<int64_t> aims;
+  for (double share : shares) {
+    const auto aim = static_cast<int64_t>(share * reference_bytes);
+    if (aim > floor_bytes && aim < start_bytes) aims.push_back(aim);
+  }
+  if (floor_bytes > 0 && floor_bytes < start_bytes) {
+    aims.push_back(floor_bytes);
+  }
+  std::sort(aims.begin(), aims.end(), std::greater<int64_t>());
+  aims.erase(std::unique(aims.begin(), aims.end()), aims.end());
+  return aims;
+}
+
+std::vector<int> UsablePoints(absl::Span<const FrontierPoint> points,
+                              int64_t start_bytes, const FrontierRules& rules) {
+  // A smaller gain is within what an allocator's fragmentation moves, bought
+  // with recomputation on every step: not a plan.
+  const double least_saved = rules.min_useful_reduction * start_bytes;
+  std::vector<int> usable;
+  // From the highest (cheapest) point of the frontier down.
+  const std::vector<int> frontier = NonDominated(points);
+  for (auto it = frontier.rbegin(); it != frontier.rend(); ++it) {
+    const FrontierPoint& point = points[*it];
+    const double saved = static_cast<double>(start_bytes - point.peak_bytes);
+    if (saved < least_saved) continue;
+    if (!usable.empty() && rules.out_of_line_factor > 0 &&
+        point.extra_flops > rules.always_worth_flops) {
+      const FrontierPoint& higher = points[usable.back()];
+      const double marginal =
+          (point.extra_flops - higher.extra_flops) /
+          static_cast<double>(higher.peak_bytes - point.peak_bytes);
+      const double own_rate =
+          higher.extra_flops /
+          static_cast<double>(start_bytes - higher.peak_bytes);
+      if (marginal > rules.out_of_line_factor * own_rate) continue;
+    }
+    usable.push_back(*it);
+  }
+  return usable;
+}
+
+std::optional<int> ChooseFromFrontier(absl::Span<const FrontierPoint> points,
+                                      int64_t budget_bytes, int64_t start_bytes,
+                                      const FrontierRules& rules) {
+  // The computation as given is the cheapest point of all.
+  if (budget_bytes > 0 && start_bytes <= budget_bytes) return std::nullopt;
+  // Highest first: the first within the budget is the cheapest within it.
+  const std::vector<int> usable = UsablePoints(points, start_bytes, rules);
+  for (int i : usable) {
+    if (budget_bytes > 0 && points[i].peak_bytes <= budget_bytes) return i;
+  }
+  if (usable.empty()) return std::nullopt;
+  return usable.back();
+}
+
+std::vector<int> NonDominated(absl::Span<const FrontierPoint> points) {
+  std::vector<int> order;
+  for (int i = 0; i < static_cast<int>(points.size()); ++i) {
+    if (points[i].kept) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (points[a].peak_bytes != points[b].peak_bytes) {
+      return points[a].peak_bytes < points[b].peak_bytes;
+    }
+    return points[a].extra_flops < points[b].extra_flops;
+  });
+  // By peak ascending, a point survives when it is cheaper than every lower.
+  std::vector<int> frontier;
+  for (int i : order) {
+    if (frontier.empty() ||
+        points[i].extra_flops < points[frontier.back()].extra_flops) {
+      frontier.push_back(i);
+    }
+  }
+  return frontier;
+}
+
+}  // namespace remat
+}  // namespace xla

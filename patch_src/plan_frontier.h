@@ -1,0 +1,85 @@
+// The memory-compute frontier of one computation, and how a budget is
+// answered from it.
+//
+// The planner searches once per aim of a ladder fixed by the module alone
+// (FrontierAims), never by the budget: each aim's plan is a point (its peak
+// by the platform's figure, the FLOPs it adds). A budget is then a lookup:
+// the cheapest point within it, else the lowest point. Because the points do
+// not depend on the budget, the lookup keeps the promises a user reads into
+// the flag, by construction:
+//   - a tighter budget never ends higher;
+//   - a budget is met whenever some plan of the search meets it;
+//   - a met budget never spends more than a tighter budget's plan.
+#ifndef XLA_SERVICE_REMAT_PLAN_FRONTIER_H_
+#define XLA_SERVICE_REMAT_PLAN_FRONTIER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace xla {
+namespace remat {
+
+// One plan of the frontier search.
+struct FrontierPoint {
+  int64_t aim_bytes = 0;  // the target its search was given
+  // The platform's figure of the computation with the plan applied.
+  int64_t peak_bytes = 0;
+  double extra_flops = 0;
+  // False: the judge refused the plan (it did not lower the figure); the
+  // point stands for the computation unchanged and is never chosen.
+  bool kept = true;
+};
+
+// The aims of the frontier search: `shares` of `reference_bytes` (the
+// module's figure before the pass, which budgets such as 0.5x are shares
+// of), those strictly between `floor_bytes` and `start_bytes` (the figure
+// the planner starts from), highest first, then the floor itself when it is
+// below the start. Equal aims appear once.
+std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
+                                  int64_t reference_bytes, int64_t start_bytes,
+                                  int64_t floor_bytes);
+
+// The default shares: dense where budgets are usually set.
+std::vector<double> DefaultFrontierShares();
+
+// What makes a point of the search a plan the lookup may choose; each rule
+// judges a point by the points alone, never by the budget, so that the
+// lookup's promises hold.
+struct FrontierRules {
+  // A point must lower the start by this share of it: a smaller gain is
+  // within what an allocator's fragmentation moves.
+  double min_useful_reduction = 0.01;
+  // The rule on FLOPs per byte: a point whose last bytes (those below the
+  // next higher usable point) cost more than this many times the FLOPs per
+  // byte that higher point spends on all of its own is no plan. 0: no rule.
+  double out_of_line_factor = 8;
+  // A point adding at most this many FLOPs is never dear: the rule above
+  // would otherwise refuse every point below a free one.
+  double always_worth_flops = 0;
+};
+
+// The points the lookup may choose (rules above), of the non-dominated
+// ones, highest (cheapest) first.
+std::vector<int> UsablePoints(absl::Span<const FrontierPoint> points,
+                              int64_t start_bytes, const FrontierRules& rules);
+
+// The point answering `budget_bytes` (0: none, as low as it gets): none
+// when `start_bytes` is within the budget; else, of the usable points, the
+// cheapest within the budget, else the lowest. nullopt, no usable point:
+// leave the computation unchanged.
+std::optional<int> ChooseFromFrontier(absl::Span<const FrontierPoint> points,
+                                      int64_t budget_bytes, int64_t start_bytes,
+                                      const FrontierRules& rules);
+
+// Indices of the points no other kept point dominates (as low and as cheap,
+// one of them strictly), by peak ascending.
+std::vector<int> NonDominated(absl::Span<const FrontierPoint> points);
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_PLAN_FRONTIER_H_
