@@ -29,6 +29,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from remat_harness.catalogue import APPLICATIONS, base_name
+
 NUM_CLASSES = 10
 
 
@@ -77,6 +79,44 @@ def _application(build: Callable[..., keras.Model]) -> Callable[[], keras.Model]
     )
 
 
+def _decoder() -> keras.Model:
+    """A decoder-only Transformer: causal self-attention, next-token logits
+    at every position (the loss averages over them)."""
+    inputs = keras.Input(shape=(TOKENS,), dtype="int32")
+    x = keras.layers.Embedding(VOCAB, D_MODEL)(inputs)
+    for _ in range(LAYERS):
+        attended = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(
+            x, x, use_causal_mask=True
+        )
+        x = keras.layers.LayerNormalization()(x + attended)
+        hidden = keras.layers.Dense(4 * D_MODEL, activation="gelu")(x)
+        x = keras.layers.LayerNormalization()(x + keras.layers.Dense(D_MODEL)(hidden))
+    x = keras.layers.GlobalAveragePooling1D()(x)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="decoder")
+
+
+def _encdec() -> keras.Model:
+    """An encoder-decoder Transformer: the decoder attends causally to itself
+    and to the encoder's output (source and target: the two token halves)."""
+    inputs = keras.Input(shape=(TOKENS,), dtype="int32")
+    embed = keras.layers.Embedding(VOCAB, D_MODEL)
+    source, target = embed(inputs[:, : TOKENS // 2]), embed(inputs[:, TOKENS // 2 :])
+    for _ in range(LAYERS // 2):
+        attended = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(source, source)
+        source = keras.layers.LayerNormalization()(source + attended)
+    for _ in range(LAYERS // 2):
+        own = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(
+            target, target, use_causal_mask=True
+        )
+        target = keras.layers.LayerNormalization()(target + own)
+        crossed = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(target, source)
+        target = keras.layers.LayerNormalization()(target + crossed)
+        hidden = keras.layers.Dense(4 * D_MODEL, activation="gelu")(target)
+        target = keras.layers.LayerNormalization()(target + keras.layers.Dense(D_MODEL)(hidden))
+    x = keras.layers.GlobalAveragePooling1D()(target)
+    return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="encdec")
+
+
 def _gru() -> keras.Model:
     inputs = keras.Input(shape=(STEPS, FEATURES))
     x = keras.layers.GRU(UNITS, return_sequences=True)(inputs)
@@ -100,12 +140,37 @@ class ZooModel:
     data: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
 
-def _images(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _images(batch: int, seed: int, side: int = 32) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     return (
-        rng.standard_normal((batch, 32, 32, 3), dtype=np.float32),
+        rng.standard_normal((batch, side, side, 3), dtype=np.float32),
         rng.integers(0, NUM_CLASSES, batch).astype(np.int32),
     )
+
+
+def _catalogue_application(class_name: str, side: int) -> ZooModel:
+    build = getattr(keras.applications, class_name)
+    return ZooModel(
+        lambda: build(
+            input_shape=(side, side, 3),
+            weights=None,
+            classes=NUM_CLASSES,
+            classifier_activation=None,
+        ),
+        _sgd,
+        lambda batch, seed: _images(batch, seed, side),
+    )
+
+
+def _mixed_bfloat16(entry: ZooModel) -> ZooModel:
+    """The same model built under the "mixed_bfloat16" policy: bf16 compute,
+    f32 variables (keras.mixed_precision)."""
+
+    def build() -> keras.Model:
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
+        return entry.build()
+
+    return ZooModel(build, entry.optimizer, entry.data)
 
 
 def _tokens(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,13 +215,23 @@ ZOO: dict[str, ZooModel] = {
     "vgg16": ZooModel(_application(keras.applications.VGG16), _sgd, _images),
     "resnet50": ZooModel(_application(keras.applications.ResNet50), _sgd, _images),
     "gru": ZooModel(_gru, _adam, _sequences),
+    "decoder": ZooModel(_decoder, _adam, _tokens),
+    "encdec": ZooModel(_encdec, _adam, _tokens),
 }
 
 
 def zoo_model(name: str) -> ZooModel | None:
-    """A zoo model by name; "random<N>" is models/random_step.py's model N."""
+    """A zoo model by name; "random<N>" is models/random_step.py's model N;
+    a catalogue name (remat_harness/catalogue.py) ending in _bf16 trains in
+    mixed bfloat16."""
+    name, bf16 = base_name(name)
+    if bf16:
+        entry = zoo_model(name)
+        return None if entry is None else _mixed_bfloat16(entry)
     if name in ZOO:
         return ZOO[name]
+    if name in APPLICATIONS:
+        return _catalogue_application(*APPLICATIONS[name])
     if name.startswith("random") and name[len("random") :].isdigit():
         from models.random_step import random_model
 
@@ -186,7 +261,8 @@ class ZooTrainer:
 
     def train_step(self, inputs: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
-            logits = self.model(inputs, training=True)
+            # Under mixed bfloat16 the logits are bf16; the loss is taken in f32.
+            logits = tf.cast(self.model(inputs, training=True), tf.float32)
             loss = tf.reduce_mean(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
             )

@@ -15,12 +15,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from remat_harness.catalogue import APPLICATIONS, SEQUENCE_MODELS, base_name
 from remat_harness.paths import CACHE_DIR, models_dir
 
 MODES = ("jit", "autojit")
 # The models of models/zoo.py (named here: importing it imports TensorFlow).
 ZOO_NAMES = (
+    "decoder",
     "densenet121",
+    "encdec",
     "gru",
     "lstm",
     "mobilenet",
@@ -54,7 +57,11 @@ class ModelSpec:
         """ "20" or "resnet56" (ResNet of that depth, `version` unless named),
         "resnet56v2", or a zoo model's name ("lstm"). A zoo name comes first:
         "resnet50" is Keras's ImageNet ResNet-50; "50" the CIFAR ResNet-50."""
-        if name in ZOO_NAMES or re.fullmatch(r"random\d+", name):
+        if (
+            name in ZOO_NAMES
+            or base_name(name)[0] in (*APPLICATIONS, *SEQUENCE_MODELS)
+            or re.fullmatch(r"random\d+", name)
+        ):
             return cls(batch_size=batch_size, mode=mode, model=name)
         match = re.fullmatch(r"(?:resnet)?(\d+)(?:v([12]))?", name)
         if match:
@@ -62,7 +69,8 @@ class ModelSpec:
             return cls(int(match.group(1)), int(named) if named else version, batch_size, mode)
         raise ValueError(
             f"model {name!r}: a ResNet depth (20, resnet56, resnet56v2), one of "
-            f"{', '.join(ZOO_NAMES)}, or random<N> (models/random_step.py)"
+            f"{', '.join(ZOO_NAMES)}, a catalogue model (app_xception, ...; _bf16 for "
+            "mixed bfloat16: remat_harness/catalogue.py), or random<N> (models/random_step.py)"
         )
 
 

@@ -1,0 +1,151 @@
+"""The catalogue table of issue 36 (README, docs/measured.md): every model of
+remat_harness/catalogue.py, f32 and mixed bf16, on CPU and h100_sxm; one
+engine run each writes the module's frontier, and each budget is answered
+from it. Beside it the floor, the proven lower bound on the extra FLOPs any
+plan needs at each budget, and the pass time. Resumable: one JSON line per
+model and device in OUT/results.jsonl; a model that does not build is a line
+with its reason.
+
+    python scripts/catalogue_table.py --devices cpu,gpu:h100_sxm --out reports/catalogue
+    python scripts/catalogue_table.py --models app_vgg16,decoder_bf16 --devices cpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from remat_harness.catalogue import catalogue_names
+from remat_harness.frontier import Frontier, answer_budget, run_frontier
+from remat_harness.gpu import before_optimizations, parse_device
+from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
+from remat_harness.paths import REPORTS_DIR
+
+BUDGETS = ("0.5", "0.33")
+# The issue's target: met or within 1.5x the floor; FLOPs at most
+# max(10%, 1.25x the bound).
+FLOOR_FACTOR, FLOPS_FLOOR, BOUND_FACTOR = 1.5, 0.10, 1.25
+
+
+def _hlo(model: str, platform: str, batch: int) -> Path:
+    spec = ModelSpec.parse(model, batch_size=batch)
+    return before_optimizations(spec) if platform == "gpu" else produce_hlo(spec) / "step.hlo"
+
+
+def run_cell(model: str, device: str, batch: int, out: Path, time_limit: float) -> dict:
+    platform, target = parse_device(device)
+    record: dict = {"model": model, "device": device, "batch": batch}
+    started = time.monotonic()
+    try:
+        hlo = _hlo(model, platform, batch)
+    except (DumpError, ValueError) as e:
+        return record | {"error": f"does not build: {str(e).splitlines()[-1][:200]}"}
+    record["dump_seconds"] = time.monotonic() - started
+    cell_dir = out / device.replace(":", "_") / model
+    try:
+        run = run_frontier(hlo, cell_dir, "path", target, BUDGETS, True, time_limit)
+    except RuntimeError as e:
+        return record | {"error": str(e)[:300]}
+    report = json.loads((cell_dir / "report.json").read_text())
+    f = run.frontier
+    record |= {
+        "memory_figure": f.memory_figure,
+        "before_bytes": f.allocation_before_bytes,
+        "start_bytes": f.start_bytes,
+        "floor_bytes": f.floor_bytes,
+        "pass_seconds": report["pass_seconds"],
+        "numerics": report["numerics"],
+        "points": len(f.points),
+    }
+    for budget, nbytes in zip(BUDGETS, run.budgets, strict=True):
+        record[budget] = cell_answer(f, nbytes, run.bounds.get(nbytes))
+    return record
+
+
+def cell_answer(f: Frontier, nbytes: int, bound: float | None) -> dict:
+    """The frontier's answer at one budget, judged against the targets."""
+    point = answer_budget(f, nbytes)
+    peak = f.start_bytes if point is None else point.peak_bytes
+    extra = 0.0 if point is None else point.extra_flops / max(f.flops_before, 1.0)
+    met = peak <= nbytes
+    near_floor = peak <= FLOOR_FACTOR * f.floor_bytes
+    allowed = max(FLOPS_FLOOR, BOUND_FACTOR * bound) if bound is not None else None
+    return {
+        "budget_bytes": nbytes,
+        "peak_bytes": peak,
+        "ratio": peak / max(f.allocation_before_bytes, 1),
+        "met": met,
+        "extra_flops": extra,
+        "bound": bound,
+        "memory_ok": met or near_floor,
+        "flops_ok": None if allowed is None else extra <= allowed + 1e-9,
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _cell_text(a: dict) -> str:
+    mark = "" if a["met"] else " **missed**"
+    flops = "" if a["flops_ok"] in (None, True) else " (over the FLOPs target)"
+    return f"{a['ratio']:.3f}{mark}, +{_pct(a['extra_flops'])}{flops}, bound {_pct(a['bound'])}"
+
+
+def markdown(records: list[dict]) -> str:
+    lines = [
+        "| model | device | floor | 0.5x: peak, +FLOPs, bound | 0.33x: peak, +FLOPs, bound "
+        "| pass s |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in sorted(records, key=lambda r: (r["device"], r["model"])):
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['device']} | {r['error']} | | | |")
+            continue
+        floor = r["floor_bytes"] / max(r["before_bytes"], 1)
+        lines.append(
+            f"| {r['model']} | {r['device']} | {floor:.3f} | {_cell_text(r['0.5'])} | "
+            f"{_cell_text(r['0.33'])} | {r['pass_seconds']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="", help="comma-separated (default: all)")
+    parser.add_argument("--devices", default="cpu,gpu:h100_sxm")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--time-limit", type=float, default=20, help="seconds per bound solve")
+    parser.add_argument("--out", type=Path, default=REPORTS_DIR / "catalogue")
+    args = parser.parse_args()
+    console = Console()
+    models = args.models.split(",") if args.models else catalogue_names()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = args.out / "results.jsonl"
+    done: dict[tuple[str, str], dict] = {}
+    if results.exists():
+        for line in results.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["model"], r["device"])] = r
+    for device in args.devices.split(","):
+        for model in models:
+            if (model, device) in done:
+                continue
+            record = run_cell(model, device, args.batch_size, args.out, args.time_limit)
+            done[(model, device)] = record
+            with results.open("a") as out:
+                out.write(json.dumps(record) + "\n")
+            console.print(f"{device} {model}: {record.get('error') or 'done'}")
+    table = markdown(list(done.values()))
+    (args.out / "table.md").write_text(table)
+    console.print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
