@@ -18,7 +18,11 @@ absl::string_view OptimalOutcomeName(OptimalOutcome outcome) {
     case OptimalOutcome::kPathBetter:
       return "path plan kept: the solver's was no better";
     case OptimalOutcome::kInfeasible:
-      return "path plan kept: no plan of the model meets the budget";
+      // The model counts as the planner does (no in-place reuse), so it can
+      // find no plan where `path`'s meets the budget by the platform's figure.
+      return "path plan kept: the MILP's model, which counts memory as the "
+             "planner does (stricter than the platform's figure), has no plan "
+             "within the budget";
     case OptimalOutcome::kTimedOut:
       return "path plan kept: the time limit passed before the solver had a "
              "plan";

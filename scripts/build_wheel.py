@@ -41,8 +41,15 @@ def bazel_options(remote_cache: str | None, extra: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__)
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "dist")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO_ROOT / "dist",
+        help="folder the wheel is written to (default: dist/ in this checkout)",
+    )
     parser.add_argument("--cuda", default="12.5.1", help="hermetic CUDA version")
     parser.add_argument("--cudnn", default="9.3.0", help="hermetic cuDNN version")
     parser.add_argument(

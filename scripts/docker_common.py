@@ -49,7 +49,9 @@ def docker_for(prog: str, dry_run: bool) -> str:
 
 
 def run(cmd: list[str], dry_run: bool, env: dict[str, str] | None = None) -> int:
-    print("+ " + shlex.join(cmd), flush=True)
+    # The build context "." is this checkout: say so, so the command can be
+    # run by hand from anywhere.
+    print(f"+ cd {shlex.quote(str(REPO_ROOT))} && " + shlex.join(cmd), flush=True)
     if dry_run:
         return 0
     return subprocess.run(cmd, cwd=REPO_ROOT, env=env).returncode

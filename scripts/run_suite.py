@@ -30,7 +30,9 @@ def wheel_python(wheel: Path) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
         "--wheels", type=Path, default=REPO_ROOT / "dist", help="folder with the wheel (dist)"
     )
@@ -61,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget_fraction is not None and not 0 < args.budget_fraction < 1:
         parser.error(f"--budget-fraction {args.budget_fraction}: a share in (0, 1), e.g. 0.5")
     wheels = sorted(args.wheels.glob("tensorflow-*.whl")) if args.wheels.is_dir() else []
-    if not wheels and not args.dry_run:
+    if not wheels:
+        # A dry run too: the commands it would print could not work.
         print(
             f"run_suite: no tensorflow-*.whl in {args.wheels}; run scripts/build_wheel.py",
             file=sys.stderr,

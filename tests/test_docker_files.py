@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
@@ -74,6 +76,36 @@ def test_run_suite_passes_the_wheel_folder_target_and_mount(tmp_path):
     assert f"-v {tmp_path / 'out'}:/work/reports" in proc.stdout
     assert "-e REMAT_GPU_TARGET=a100_sxm_80" in proc.stdout
     assert "-e REMAT_GPU_BUDGET_FRACTION=0.4 -e REMAT_GPU_ALGORITHM=standard" in proc.stdout
+
+
+def test_run_suite_refuses_a_folder_without_a_wheel_even_in_a_dry_run(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "run_suite.py"), "--dry-run", "--wheels", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "no tensorflow-*.whl" in proc.stderr
+
+
+@pytest.mark.parametrize("script", ["build_wheel.py", "run_suite.py"])
+def test_help_says_its_description_once_and_every_option(script):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0
+    first = (SCRIPTS / script).read_text().split('"""')[1].splitlines()[0]
+    assert proc.stdout.count(first) == 1
+    assert "--out OUT\n" not in proc.stdout  # an option without help
+
+
+def test_dry_runs_name_the_folder_the_build_context_is(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "build_wheel.py"), "--dry-run"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"+ cd {SCRIPTS.parent}" in proc.stdout
 
 
 def test_run_suite_refuses_a_budget_that_is_no_share():

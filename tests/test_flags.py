@@ -23,7 +23,7 @@ from tests.conftest import last_line
         ("--xla_rematerialization_mem_limit=-5", ["mem_limit", "-5"]),
         ("--xla_rematerialization_mem_limit=", ["mem_limit", "needs a value"]),
         ("--xla_rematerialization_mem_limit=lots", ["mem_limit", "lots"]),
-        ("--xla_rematerialization_mem_limit=12X", ["mem_limit", "12X", "suffix", "0.5x"]),
+        ("--xla_rematerialization_mem_limit=12X", ["mem_limit", "12X", "(0, 1]", "0.5x"]),
         ("--xla_rematerialization_mem_limit=0x", ["mem_limit", "0x", "(0, 1]"]),
         ("--xla_rematerialization_small_node_limit=big", ["small_node_limit", "big"]),
         ("--xla_rematerialization_dump_dot=maybe", ["dump_dot", "maybe"]),
@@ -91,7 +91,30 @@ def test_unreadable_input(engine, tmp_path):
         [str(engine), str(tmp_path / "missing.hlo")], capture_output=True, text=True
     )
     assert proc.returncode == 2
-    assert "cannot read" in proc.stderr
+    assert "cannot read: No such file or directory" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "a folder"),
+        (b"", "empty"),
+        (b"\x7fELF\x00\x01binary", "a binary file"),
+        (b'{"module": "m"}', "JSON"),
+    ],
+)
+def test_input_that_is_no_hlo_text_says_why(engine, tmp_path, content, reason):
+    import subprocess
+
+    path = tmp_path / "input"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    proc = subprocess.run([str(engine), str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    line = proc.stderr.strip().splitlines()[-1]
+    assert reason in line and "expected HLO text" in line, line
 
 
 def test_help_lists_flags(engine):

@@ -34,6 +34,7 @@ from remat_harness.sweep import (
     SCHEDULERS,
     SweepError,
     SweepPlan,
+    budget_bytes,
     load_results,
     parse_models,
     run_sweep,
@@ -205,6 +206,40 @@ def _optimum(args: argparse.Namespace, parser: argparse.ArgumentParser, console:
     console.print(render_table(records, f"{args.module} ({args.device}): gap to the MILP optimum"))
     console.print(f"{args.out / 'optimum.jsonl'}")
     return 1 if any("error" in r for r in records) else 0
+
+
+def _frontier(args: argparse.Namespace, parser: argparse.ArgumentParser, console: Console) -> int:
+    from remat_harness.frontier import plot_frontier, run_frontier
+    from remat_harness.optimum_run import OptimumError, OptimumPlan, resolve_module
+
+    try:
+        platform, target = parse_device(args.device)
+    except ValueError as e:
+        parser.error(str(e))
+    budgets = tuple(_split(args.budgets))
+    for budget in budgets:
+        budget_bytes(budget, 1000)  # raises on a bad spelling, before the run
+    plan = OptimumPlan(args.module, platform, target, budgets, (), 1, args.time_limit, args.out)
+    try:
+        hlo = resolve_module(plan)
+        run = run_frontier(
+            hlo, args.out, args.algorithm, target, budgets, args.bound, args.time_limit
+        )
+    except (OptimumError, RuntimeError) as e:
+        console.print(f"[red]error:[/] {e}", soft_wrap=True)
+        return 2
+    f = run.frontier
+    for i, p in enumerate(f.points):
+        mark = "*" if p.usable else " "
+        console.print(
+            f"{mark} aim {f.share(p.aim_bytes):.3f}: peak {f.share(p.peak_bytes):.3f} "
+            f"of {f.allocation_before_bytes:,} bytes, +{f.extra_pct(p):.2f}% FLOPs"
+            + ("" if p.kept else " (refused)")
+            + (" <- chosen" if i == f.chosen else "")
+        )
+    png = plot_frontier(run, args.out / "frontier.png", f"{args.module} ({args.device})")
+    console.print(f"{args.out / 'frontier.json'}\n{png}")
+    return 0
 
 
 def _report(results: Path, out: Path, title: str, console: Console) -> int:
@@ -547,6 +582,39 @@ def build_parser() -> argparse.ArgumentParser:
         default=REPORTS_DIR / "optimum",
         help="folder (default: reports/optimum under the working folder)",
     )
+    frontier = sub.add_parser(
+        "frontier",
+        help="the memory-compute frontier a module's budgets are answered from",
+        description="Runs the engine once with --frontier: the plan of every aim of the "
+        "frontier search (fixed by the module, never by the budget), each with its peak by "
+        "the platform's figure and its extra FLOPs; a budget gets the cheapest plan within "
+        "it, else the lowest. Plots peak against extra FLOPs with the budgets, the floor "
+        "and, with --bound, the least extra FLOPs any plan needs at each budget. Writes "
+        "OUT/frontier.json and OUT/frontier.png.",
+    )
+    frontier.add_argument(
+        "--module",
+        required=True,
+        help="an HLO file (CPU: *.cpu_after_optimizations.txt; GPU: "
+        "*.before_optimizations.txt) or a model name (20, resnet56, mobilenet, ...)",
+    )
+    frontier.add_argument("--device", default="cpu", help="cpu, or gpu:<target> (default: cpu)")
+    frontier.add_argument("--algorithm", default="path", help="(default: path)")
+    frontier.add_argument(
+        "--budgets",
+        default="0.5,0.33",
+        help="shares of the allocation before (0.5, 0.5x or 50%%) or sizes (512M), marked "
+        "on the plot; the first is the run's (default: 0.5,0.33)",
+    )
+    frontier.add_argument(
+        "--bound", action="store_true", help="solve the lower bound at each budget (HiGHS)"
+    )
+    frontier.add_argument(
+        "--time-limit", type=float, default=60, help="seconds per bound solve (default: 60)"
+    )
+    frontier.add_argument(
+        "--out", type=Path, default=REPORTS_DIR / "frontier", help="(default: reports/frontier)"
+    )
     return parser
 
 
@@ -609,6 +677,8 @@ def main(argv: list[str] | None = None) -> int:
             return _fuzz(args, console)
         elif args.command == "optimum":
             return _optimum(args, parser, console)
+        elif args.command == "frontier":
+            return _frontier(args, parser, console)
         elif args.command == "report":
             return _report(args.results, args.out or args.results.parent, args.title, console)
     except (DumpError, ToolMissing, SweepError) as e:

@@ -1,7 +1,10 @@
 #include "input_check.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -22,6 +25,7 @@
 #include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
 #include "xla/shape_util.h"
+#include "xla/tsl/platform/statusor.h"
 
 namespace hlo_remat {
 namespace {
@@ -525,14 +529,55 @@ absl::Status CheckStructure(const xla::HloModule& module,
   return absl::OkStatus();
 }
 
-absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
-                                            Platform platform) {
-  std::ifstream in(path);
-  if (!in)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read"));
+namespace {
+
+constexpr char kExpectedHlo[] =
+    "expected HLO text (*.cpu_after_optimizations.txt or, for --platform "
+    "gpu, *.before_optimizations.txt)";
+
+// The input's text, or why it cannot be HLO text at all (missing, a folder,
+// empty, binary, JSON), said before the parser's "expects name" would.
+absl::StatusOr<std::string> ReadHloText(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status =
+      std::filesystem::status(path, error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot read: ", error.message()));
+  }
+  if (std::filesystem::is_directory(status)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a folder; ", kExpectedHlo));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot read: ", std::strerror(errno)));
+  }
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string text = buffer.str();
+  const absl::string_view stripped = absl::StripAsciiWhitespace(text);
+  if (stripped.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": empty; ", kExpectedHlo));
+  }
+  if (text.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a binary file; ", kExpectedHlo));
+  }
+  if (stripped.front() == '{' || stripped.front() == '[') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": JSON (a report or an exported graph?); ", kExpectedHlo));
+  }
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<InputModule> ReadInputModule(const std::string& path,
+                                            Platform platform) {
+  TF_ASSIGN_OR_RETURN(const std::string text, ReadHloText(path));
   if (absl::Status precheck = PrecheckHloText(text); !precheck.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": malformed HLO: ", precheck.message()));

@@ -1,0 +1,125 @@
+#include "xla/service/remat/plan_frontier.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+namespace xla {
+namespace remat {
+namespace {
+
+constexpr int64_t kStart = 1000;
+
+// The 1% rule alone: the rule on FLOPs per byte has its own test.
+FrontierRules Rules() {
+  FrontierRules rules;
+  rules.out_of_line_factor = 0;
+  return rules;
+}
+
+// The peak and FLOPs the lookup gives `budget` (the start when unchanged).
+struct Answer {
+  int64_t peak;
+  double flops;
+};
+Answer AnswerFor(const std::vector<FrontierPoint>& points, int64_t budget) {
+  const std::optional<int> chosen =
+      ChooseFromFrontier(points, budget, kStart, FrontierRules());
+  if (!chosen.has_value()) return {kStart, 0};
+  return {points[*chosen].peak_bytes, points[*chosen].extra_flops};
+}
+
+TEST(FrontierAimsTest, SharesBetweenFloorAndStartThenTheFloor) {
+  EXPECT_EQ(FrontierAims({0.9, 0.5, 0.5, 0.2, 0.1}, 1000, 800, 150),
+            (std::vector<int64_t>{500, 200, 150}));
+  // No floor known: only the shares.
+  EXPECT_EQ(FrontierAims({0.5}, 1000, 800, 0), (std::vector<int64_t>{500}));
+  // The start at or below the floor: nothing to aim at.
+  EXPECT_TRUE(FrontierAims({0.5}, 1000, 100, 100).empty());
+}
+
+TEST(ChooseFromFrontierTest, CheapestWithinElseLowest) {
+  const std::vector<FrontierPoint> points = {
+      {900, 800, 1.0}, {500, 520, 5.0}, {400, 480, 9.0}, {300, 470, 30.0}};
+  EXPECT_EQ(ChooseFromFrontier(points, 850, kStart, Rules()), 0);
+  EXPECT_EQ(ChooseFromFrontier(points, 500, kStart, Rules()), 2);
+  // Nothing within: the lowest.
+  EXPECT_EQ(ChooseFromFrontier(points, 100, kStart, Rules()), 3);
+  // No budget: the lowest.
+  EXPECT_EQ(ChooseFromFrontier(points, 0, kStart, Rules()), 3);
+  // The start within the budget: nothing to do, for nothing.
+  EXPECT_EQ(ChooseFromFrontier(points, kStart, kStart, Rules()), std::nullopt);
+}
+
+TEST(ChooseFromFrontierTest, RefusedAndUselessPlansAreNotChosen) {
+  std::vector<FrontierPoint> points = {{900, 995, 1.0}, {500, 400, 5.0}};
+  points[1].kept = false;
+  // Under 1% below the start is no plan, whatever the budget: otherwise a
+  // budget of 996 would end at 995 and one of 994 higher, unchanged.
+  EXPECT_EQ(ChooseFromFrontier(points, 500, kStart, Rules()), std::nullopt);
+  EXPECT_EQ(ChooseFromFrontier(points, 996, kStart, Rules()), std::nullopt);
+  // Not below the start at all: unchanged.
+  EXPECT_EQ(ChooseFromFrontier({{900, 1000, 0.0}}, 0, kStart, Rules()),
+            std::nullopt);
+}
+
+TEST(UsablePointsTest, LastBytesBoughtDearlyAreNoPlan) {
+  FrontierRules rules;  // factor 8
+  rules.always_worth_flops = 10;
+  // ResNet-50's step on h100_sxm, in thousandths of its allocation and
+  // percent of its FLOPs: 308 bytes for 3.9 FLOPs (0.013 a byte), then 31
+  // more for 21 more (0.68 a byte, 54 times as dear). Points of at most 10
+  // FLOPs are never dear, even below the free first one.
+  const std::vector<FrontierPoint> points = {
+      {0, 894, 0.0}, {0, 800, 0.04}, {0, 692, 3.9}, {0, 661, 25.0}};
+  EXPECT_EQ(UsablePoints(points, kStart, rules), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(ChooseFromFrontier(points, 100, kStart, rules), 2);
+  rules.out_of_line_factor = 0;
+  EXPECT_EQ(ChooseFromFrontier(points, 100, kStart, rules), 3);
+}
+
+TEST(NonDominatedTest, ByPeakAscendingEachCheaperThanTheLower) {
+  std::vector<FrontierPoint> points = {{0, 800, 1.0},  {0, 520, 5.0},
+                                       {0, 600, 6.0},  {0, 470, 30.0},
+                                       {0, 470, 40.0}, {0, 300, 1.0}};
+  points[5].kept = false;
+  EXPECT_EQ(NonDominated(points), (std::vector<int>{3, 1, 0}));
+}
+
+// The promises of plan_frontier.h, on random point sets and every budget.
+TEST(ChooseFromFrontierTest, PromisesHoldForEveryPointSet) {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<FrontierPoint> points;
+    const int size = 1 + random() % 8;
+    for (int i = 0; i < size; ++i) {
+      FrontierPoint point;
+      point.peak_bytes = 200 + random() % 900;
+      point.extra_flops = random() % 50;
+      point.kept = random() % 5 != 0;
+      points.push_back(point);
+    }
+    // Both rules: each judges a point by the points alone.
+    Answer looser = AnswerFor(points, kStart + 1);
+    for (int64_t budget = kStart; budget > 100; --budget) {
+      const Answer tighter = AnswerFor(points, budget);
+      ASSERT_LE(tighter.peak, looser.peak)
+          << "trial " << trial << " " << budget;
+      bool reachable = false;
+      for (int i : UsablePoints(points, kStart, FrontierRules())) {
+        reachable |= points[i].peak_bytes <= budget;
+      }
+      if (reachable) ASSERT_LE(tighter.peak, budget);
+      // A met budget never spends more than a tighter budget's plan.
+      if (looser.peak <= budget + 1) ASSERT_LE(looser.flops, tighter.flops);
+      looser = tighter;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
