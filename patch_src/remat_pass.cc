@@ -659,6 +659,11 @@ class RematDriver {
       report_.AddNote(absl::StrCat(callees.computations_planned,
                                    " called computation(s) planned, ",
                                    callees.deepest_level, " level(s) deep"));
+      if (options_.algorithm == RematAlgorithm::kOptimal) {
+        report_.AddNote(
+            "optimal: loop bodies and branches were planned by path; the "
+            "solver ran on the entry computation only");
+      }
     }
   }
 

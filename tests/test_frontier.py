@@ -32,7 +32,7 @@ def _run(step: Path, budget: str, out: Path, algorithm: str = "path") -> dict:
     flags = [*RematFlags(f"{budget}x", algorithm).args(), f"--frontier={out / 'f.json'}"]
     run = run_hlo_remat(step, flags, out / "report.json")
     assert run.returncode == 0, run.stderr[-2000:]
-    return run.report
+    return run.raw
 
 
 @pytest.mark.parametrize("algorithm", ["path", "standard"])

@@ -6,6 +6,7 @@ step's modules are the `*.cpu_after_optimizations.txt` files XLA writes.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -150,11 +151,23 @@ def step_modules(dump_dir: Path) -> list[Path]:
 
 
 def produce_hlo(spec: ModelSpec, cache_dir: Path = CACHE_DIR, force: bool = False) -> Path:
-    """Returns the folder holding `step.hlo` (the largest module) and `dump/`."""
+    """Returns the folder holding `step.hlo` (the largest module) and `dump/`.
+    One process dumps a model at a time: others (pytest -n, a Dask sweep)
+    wait for it and take its dump."""
     out = cache_dir / "hlo" / spec.key
     step = out / "step.hlo"
     if step.exists() and not force:
         return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with (out.parent / f"{spec.key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if step.exists() and not force:
+            return out
+        return _dump_step(spec, out)
+
+
+def _dump_step(spec: ModelSpec, out: Path) -> Path:
+    step = out / "step.hlo"
     if out.exists():
         shutil.rmtree(out)
     dump = out / "dump"
@@ -162,10 +175,11 @@ def produce_hlo(spec: ModelSpec, cache_dir: Path = CACHE_DIR, force: bool = Fals
     modules = step_modules(dump)
     if not modules:
         raise DumpError(f"{spec.key}: no *.cpu_after_optimizations.txt in {dump}")
-    shutil.copyfile(modules[0], step)
     # Keep the HLO text and memory reports, not the object files and IR.
     for f in dump.iterdir():
         if not (f.name.endswith(".txt")):
             f.unlink()
     (out / "run.json").write_text(json.dumps(result, indent=2))
+    # Last: a step.hlo says the dump is whole.
+    shutil.copyfile(modules[0], step)
     return out
