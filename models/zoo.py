@@ -79,18 +79,28 @@ def _application(build: Callable[..., keras.Model]) -> Callable[[], keras.Model]
     )
 
 
+def _attention_block(
+    x: keras.KerasTensor, causal: bool, context: keras.KerasTensor | None = None
+) -> keras.KerasTensor:
+    """Self-attention (causal or not), attention to `context` when given,
+    then the feed-forward layer; each with a residual and layer norm."""
+    attended = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(
+        x, x, use_causal_mask=causal
+    )
+    x = keras.layers.LayerNormalization()(x + attended)
+    if context is not None:
+        crossed = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(x, context)
+        x = keras.layers.LayerNormalization()(x + crossed)
+    hidden = keras.layers.Dense(4 * D_MODEL, activation="gelu")(x)
+    return keras.layers.LayerNormalization()(x + keras.layers.Dense(D_MODEL)(hidden))
+
+
 def _decoder() -> keras.Model:
-    """A decoder-only Transformer: causal self-attention, next-token logits
-    at every position (the loss averages over them)."""
+    """A decoder-only Transformer: causal self-attention."""
     inputs = keras.Input(shape=(TOKENS,), dtype="int32")
     x = keras.layers.Embedding(VOCAB, D_MODEL)(inputs)
     for _ in range(LAYERS):
-        attended = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(
-            x, x, use_causal_mask=True
-        )
-        x = keras.layers.LayerNormalization()(x + attended)
-        hidden = keras.layers.Dense(4 * D_MODEL, activation="gelu")(x)
-        x = keras.layers.LayerNormalization()(x + keras.layers.Dense(D_MODEL)(hidden))
+        x = _attention_block(x, causal=True)
     x = keras.layers.GlobalAveragePooling1D()(x)
     return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="decoder")
 
@@ -102,17 +112,9 @@ def _encdec() -> keras.Model:
     embed = keras.layers.Embedding(VOCAB, D_MODEL)
     source, target = embed(inputs[:, : TOKENS // 2]), embed(inputs[:, TOKENS // 2 :])
     for _ in range(LAYERS // 2):
-        attended = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(source, source)
-        source = keras.layers.LayerNormalization()(source + attended)
+        source = _attention_block(source, causal=False)
     for _ in range(LAYERS // 2):
-        own = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(
-            target, target, use_causal_mask=True
-        )
-        target = keras.layers.LayerNormalization()(target + own)
-        crossed = keras.layers.MultiHeadAttention(HEADS, D_MODEL // HEADS)(target, source)
-        target = keras.layers.LayerNormalization()(target + crossed)
-        hidden = keras.layers.Dense(4 * D_MODEL, activation="gelu")(target)
-        target = keras.layers.LayerNormalization()(target + keras.layers.Dense(D_MODEL)(hidden))
+        target = _attention_block(target, causal=True, context=source)
     x = keras.layers.GlobalAveragePooling1D()(target)
     return keras.Model(inputs, keras.layers.Dense(NUM_CLASSES)(x), name="encdec")
 

@@ -346,6 +346,16 @@ def _add_autotune_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_module_device_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--module",
+        required=True,
+        help="an HLO file (CPU: *.cpu_after_optimizations.txt; GPU: "
+        "*.before_optimizations.txt) or a model name (20, resnet56, mobilenet, ...)",
+    )
+    p.add_argument("--device", default="cpu", help="cpu, or gpu:<target> (default: cpu)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `remat-harness` command line: every subcommand and option."""
     parser = _Parser(prog="remat-harness", description=__doc__)
@@ -539,13 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
         "at the stages that must hold the most; 'impossible' where no plan can). Writes "
         "OUT/optimum.jsonl.",
     )
-    optimum.add_argument(
-        "--module",
-        required=True,
-        help="an HLO file (CPU: *.cpu_after_optimizations.txt; GPU: "
-        "*.before_optimizations.txt) or a model name (20, resnet56, mobilenet, ...)",
-    )
-    optimum.add_argument("--device", default="cpu", help="cpu, or gpu:<target> (default: cpu)")
+    _add_module_device_args(optimum)
     optimum.add_argument(
         "--budget",
         "--budgets",
@@ -592,13 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and, with --bound, the least extra FLOPs any plan needs at each budget. Writes "
         "OUT/frontier.json and OUT/frontier.png.",
     )
-    frontier.add_argument(
-        "--module",
-        required=True,
-        help="an HLO file (CPU: *.cpu_after_optimizations.txt; GPU: "
-        "*.before_optimizations.txt) or a model name (20, resnet56, mobilenet, ...)",
-    )
-    frontier.add_argument("--device", default="cpu", help="cpu, or gpu:<target> (default: cpu)")
+    _add_module_device_args(frontier)
     frontier.add_argument("--algorithm", default="path", help="(default: path)")
     frontier.add_argument(
         "--budgets",
