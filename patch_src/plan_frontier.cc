@@ -42,17 +42,6 @@ std::vector<int> UsablePoints(absl::Span<const FrontierPoint> points,
     const FrontierPoint& point = points[*it];
     const double saved = static_cast<double>(start_bytes - point.peak_bytes);
     if (saved < least_saved) continue;
-    if (!usable.empty() && rules.out_of_line_factor > 0 &&
-        point.extra_flops > rules.always_worth_flops) {
-      const FrontierPoint& higher = points[usable.back()];
-      const double marginal =
-          (point.extra_flops - higher.extra_flops) /
-          static_cast<double>(higher.peak_bytes - point.peak_bytes);
-      const double own_rate =
-          higher.extra_flops /
-          static_cast<double>(start_bytes - higher.peak_bytes);
-      if (marginal > rules.out_of_line_factor * own_rate) continue;
-    }
     usable.push_back(*it);
   }
   return usable;

@@ -13,12 +13,7 @@ namespace {
 
 constexpr int64_t kStart = 1000;
 
-// The 1% rule alone: the rule on FLOPs per byte has its own test.
-FrontierRules Rules() {
-  FrontierRules rules;
-  rules.out_of_line_factor = 0;
-  return rules;
-}
+FrontierRules Rules() { return FrontierRules(); }
 
 // The peak and FLOPs the lookup gives `budget` (the start when unchanged).
 struct Answer {
@@ -66,19 +61,11 @@ TEST(ChooseFromFrontierTest, RefusedAndUselessPlansAreNotChosen) {
             std::nullopt);
 }
 
-TEST(UsablePointsTest, LastBytesBoughtDearlyAreNoPlan) {
-  FrontierRules rules;  // factor 8
-  rules.always_worth_flops = 10;
-  // ResNet-50's step on h100_sxm, in thousandths of its allocation and
-  // percent of its FLOPs: 308 bytes for 3.9 FLOPs (0.013 a byte), then 31
-  // more for 21 more (0.68 a byte, 54 times as dear). Points of at most 10
-  // FLOPs are never dear, even below the free first one.
+TEST(UsablePointsTest, TheFrontierAbove1PercentHighestFirst) {
   const std::vector<FrontierPoint> points = {
-      {0, 894, 0.0}, {0, 800, 0.04}, {0, 692, 3.9}, {0, 661, 25.0}};
-  EXPECT_EQ(UsablePoints(points, kStart, rules), (std::vector<int>{0, 1, 2}));
-  EXPECT_EQ(ChooseFromFrontier(points, 100, kStart, rules), 2);
-  rules.out_of_line_factor = 0;
-  EXPECT_EQ(ChooseFromFrontier(points, 100, kStart, rules), 3);
+      {0, 995, 0.0}, {0, 800, 0.04}, {0, 692, 3.9}, {0, 661, 25.0}, {0, 700, 9}};
+  EXPECT_EQ(UsablePoints(points, kStart, FrontierRules()),
+            (std::vector<int>{1, 2, 3}));
 }
 
 TEST(NonDominatedTest, ByPeakAscendingEachCheaperThanTheLower) {
@@ -102,7 +89,6 @@ TEST(ChooseFromFrontierTest, PromisesHoldForEveryPointSet) {
       point.kept = random() % 5 != 0;
       points.push_back(point);
     }
-    // Both rules: each judges a point by the points alone.
     Answer looser = AnswerFor(points, kStart + 1);
     for (int64_t budget = kStart; budget > 100; --budget) {
       const Answer tighter = AnswerFor(points, budget);

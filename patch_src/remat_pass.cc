@@ -134,9 +134,6 @@ std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes) {
 // gain is within what an allocator's fragmentation moves, bought with
 // recomputation on every step (FrontierRules).
 constexpr double kMinUsefulReduction = 0.01;
-// A frontier point adding at most this share of the module's FLOPs is never
-// refused by the rule on FLOPs per byte (FrontierRules).
-constexpr double kAlwaysWorthFlops = 0.10;
 
 bool HasWhileLoop(const HloModule& module) {
   for (const HloComputation* computation : module.computations()) {
@@ -489,11 +486,9 @@ class RematDriver {
   // Aims fixed by the module alone: shares of its figure before the pass
   // (what 0.5x is a share of), between the floor and the figure the planner
   // starts from, and the floor.
-  FrontierRules Rules() const {
+  static FrontierRules Rules() {
     FrontierRules rules;
     rules.min_useful_reduction = kMinUsefulReduction;
-    rules.out_of_line_factor = kOutOfLineFactor;
-    rules.always_worth_flops = kAlwaysWorthFlops * report_.flops_before;
     return rules;
   }
 
@@ -520,8 +515,7 @@ class RematDriver {
     if (!result.frontier_chosen.has_value()) {
       if (!result.frontier.empty()) {
         report_.AddNote(
-            "no plan of the frontier lowers the figure by 1% or more at a "
-            "price in line with its own");
+            "no plan of the frontier lowers the figure by 1% or more");
       }
       return;
     }

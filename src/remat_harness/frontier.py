@@ -30,8 +30,8 @@ class FrontierPoint:
     extra_flops: float
     kept: bool
     on_frontier: bool
-    # A plan the lookup may choose: it lowers the start by 1% or more, at a
-    # price in line with its own (patch_src/plan_frontier.h, FrontierRules).
+    # A plan the lookup may choose: on the frontier, and lowering the start
+    # by 1% or more (patch_src/plan_frontier.h, FrontierRules).
     usable: bool
 
 
@@ -147,7 +147,7 @@ def plot_frontier(run: FrontierRun, path: Path, title: str = "") -> Path:
             [f.share(p.peak_bytes) for p in others],
             color="grey",
             marker="x",
-            label="plan of an aim (dominated, or its last bytes too dear)",
+            label="plan of an aim (dominated, or under 1% below the start)",
         )
     front = sorted((p for p in f.points if p.usable), key=lambda p: p.extra_flops)
     # The schedule the search started from costs nothing.
