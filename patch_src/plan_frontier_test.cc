@@ -62,8 +62,11 @@ TEST(ChooseFromFrontierTest, RefusedAndUselessPlansAreNotChosen) {
 }
 
 TEST(UsablePointsTest, TheFrontierAbove1PercentHighestFirst) {
-  const std::vector<FrontierPoint> points = {
-      {0, 995, 0.0}, {0, 800, 0.04}, {0, 692, 3.9}, {0, 661, 25.0}, {0, 700, 9}};
+  const std::vector<FrontierPoint> points = {{0, 995, 0.0},
+                                             {0, 800, 0.04},
+                                             {0, 692, 3.9},
+                                             {0, 661, 25.0},
+                                             {0, 700, 9}};
   EXPECT_EQ(UsablePoints(points, kStart, FrontierRules()),
             (std::vector<int>{1, 2, 3}));
 }
