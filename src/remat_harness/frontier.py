@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from remat_harness.engine import RematFlags, run_hlo_remat  # noqa: E402
 from remat_harness.gpu import gpu_flags  # noqa: E402
 from remat_harness.optimum import load_graph  # noqa: E402
-from remat_harness.optimum_bound import solve_lower_bound  # noqa: E402
+from remat_harness.optimum_bound import BoundResult, solve_lower_bound  # noqa: E402
 from remat_harness.sweep import budget_bytes  # noqa: E402
 
 MIB = 1 << 20
@@ -93,9 +93,9 @@ def answer_budget(f: Frontier, budget_bytes: int) -> FrontierPoint | None:
 @dataclass(frozen=True)
 class FrontierRun:
     frontier: Frontier
-    # Budget in bytes -> the least extra FLOPs (fraction) any plan needs
-    # there (optimum_bound.py); None: not computed or impossible.
-    bounds: dict[int, float | None]
+    # Budget in bytes -> the least extra FLOPs any plan needs there
+    # (optimum_bound.py: its extra_flops_fraction, None where impossible).
+    bounds: dict[int, BoundResult]
     budgets: tuple[int, ...]
 
 
@@ -107,6 +107,7 @@ def run_frontier(
     budgets: tuple[str, ...] = ("0.5", "0.33"),
     with_bound: bool = False,
     time_limit_s: float = 60.0,
+    check_numerics: bool = False,
 ) -> FrontierRun:
     """One engine run that writes the frontier (its choice for the first
     budget), and with `with_bound` the lower bound at every budget."""
@@ -118,19 +119,19 @@ def run_frontier(
     flags.append(f"--frontier={frontier_path}")
     if with_bound:
         flags.append(f"--export-graph={graph_path}")
-    run = run_hlo_remat(hlo, flags, out_dir / "report.json", timeout_s=1800)
+    run = run_hlo_remat(
+        hlo, flags, out_dir / "report.json", timeout_s=1800, check_numerics=check_numerics
+    )
     if run.returncode != 0 or not frontier_path.exists():
         last = run.stderr.strip().splitlines()[-1:] or ["no message"]
         raise RuntimeError(f"hlo-remat on {hlo}: {last[0]}")
     frontier = Frontier.load(frontier_path)
     in_bytes = tuple(budget_bytes(b, frontier.allocation_before_bytes) for b in budgets)
-    bounds: dict[int, float | None] = {}
+    bounds: dict[int, BoundResult] = {}
     if with_bound:
         graph = load_graph(graph_path)
         for nbytes in in_bytes:
-            bounds[nbytes] = solve_lower_bound(
-                graph, nbytes, time_limit_s=time_limit_s
-            ).extra_flops_fraction
+            bounds[nbytes] = solve_lower_bound(graph, nbytes, time_limit_s=time_limit_s)
     return FrontierRun(frontier, bounds, in_bytes)
 
 
@@ -163,9 +164,9 @@ def plot_frontier(run: FrontierRun, path: Path, title: str = "") -> Path:
             label="budget" if i == 0 else None,
         )
         bound = run.bounds.get(nbytes)
-        if bound is not None:
+        if bound is not None and bound.extra_flops_fraction is not None:
             ax.scatter(
-                [100.0 * bound],
+                [100.0 * bound.extra_flops_fraction],
                 [f.share(nbytes)],
                 color="tab:red",
                 marker="<",
