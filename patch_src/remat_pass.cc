@@ -788,8 +788,9 @@ absl::StatusOr<bool> RematerializationPass::RunImpl(
             << report_.budget_bytes << (report_.budget_met ? " met" : " missed")
             << ", " << report_.instructions_added << " instructions added";
   VLOG(1) << report_.ToJson();
+  // A new order alone (readers hoisted, no plan kept) changes the module.
   return report_.instructions_added > 0 || report_.rescheduled ||
-         report_.invariant_stacks_removed > 0;
+         report_.invariant_stacks_removed > 0 || report_.hoisted > 0;
 }
 
 }  // namespace remat
