@@ -36,9 +36,8 @@ struct FrontierPoint {
 
 // The aims of the frontier search: `shares` of `reference_bytes` (the
 // module's figure before the pass, which budgets such as 0.5x are shares
-// of), those strictly between `floor_bytes` and `start_bytes` (the figure
-// the planner starts from), highest first, then the floor itself when it is
-// below the start. Equal aims appear once.
+// of) below `start_bytes` (the figure the planner starts from), and the
+// floor itself when it is below the start; highest first, each once.
 std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
                                   int64_t reference_bytes, int64_t start_bytes,
                                   int64_t floor_bytes);

@@ -27,13 +27,13 @@ Answer AnswerFor(const std::vector<FrontierPoint>& points, int64_t budget) {
   return {points[*chosen].peak_bytes, points[*chosen].extra_flops};
 }
 
-TEST(FrontierAimsTest, SharesBetweenFloorAndStartThenTheFloor) {
+TEST(FrontierAimsTest, SharesBelowTheStartAndTheFloorHighestFirst) {
   EXPECT_EQ(FrontierAims({0.9, 0.5, 0.5, 0.2, 0.1}, 1000, 800, 150),
-            (std::vector<int64_t>{500, 200, 150}));
+            (std::vector<int64_t>{500, 200, 150, 100}));
   // No floor known: only the shares.
   EXPECT_EQ(FrontierAims({0.5}, 1000, 800, 0), (std::vector<int64_t>{500}));
-  // The start at or below the floor: nothing to aim at.
-  EXPECT_TRUE(FrontierAims({0.5}, 1000, 100, 100).empty());
+  // The start at the floor: nothing can be lowered, whatever the aim.
+  EXPECT_TRUE(FrontierAims({0.5}, 1000, 800, 800).empty());
 }
 
 TEST(ChooseFromFrontierTest, CheapestWithinElseLowest) {
