@@ -484,8 +484,8 @@ class RematDriver {
   }
 
   // Aims fixed by the module alone: shares of its figure before the pass
-  // (what 0.5x is a share of), between the floor and the figure the planner
-  // starts from, and the floor.
+  // (what 0.5x is a share of) below the figure the planner starts from, and
+  // the floor.
   static FrontierRules Rules() {
     FrontierRules rules;
     rules.min_useful_reduction = kMinUsefulReduction;
