@@ -1196,6 +1196,28 @@ absl::StatusOr<PlanOutcome> SearchFor(PlanSearch& search) {
   return search.CompareWithOptimum(best);
 }
 
+// The plan the search aimed at `aim` keeps (for `path`, `standard`, ...;
+// never the solver's), made from no moves and left in hand, with its point
+// and its outcome.
+struct AimedPlan {
+  FrontierPoint point;
+  PlanOutcome best;
+};
+absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
+                                      const PlannerConfig& config,
+                                      int64_t aim) {
+  PlannerConfig rung = config;
+  rung.target_bytes = aim;
+  rung.optimal.reset();  // the solver runs once, for the plan chosen
+  TF_RETURN_IF_ERROR(planner.StartSearch(config));
+  PlanSearch search(planner, rung);
+  AimedPlan aimed;
+  TF_ASSIGN_OR_RETURN(aimed.best, SearchFor(search));
+  TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
+  TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
+  return aimed;
+}
+
 // The frontier search (remat_planner.h, FrontierSearch): every aim's plan
 // is made on the one planner and judged; the chosen aim's search is made
 // again, as deterministic as the search's own re-plans, and applied.
@@ -1206,39 +1228,28 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
   // peak: what the report says when no plan is chosen.
   bool capped = false;
   for (int64_t aim : config.frontier->aims) {
-    PlannerConfig rung = config;
-    rung.target_bytes = aim;
-    rung.optimal.reset();  // the solver runs once, for the plan chosen
-    TF_RETURN_IF_ERROR(planner.StartSearch(config));
-    PlanSearch search(planner, rung);
-    TF_ASSIGN_OR_RETURN(const PlanOutcome best, SearchFor(search));
-    TF_RETURN_IF_ERROR(search.TrimToNeededMoves(best).status());
-    TF_ASSIGN_OR_RETURN(FrontierPoint point, search.PointInHand());
-    point.aim_bytes = aim;
-    points.push_back(point);
+    TF_ASSIGN_OR_RETURN(const AimedPlan aimed,
+                        PlanAimedAt(planner, config, aim));
+    points.push_back(aimed.point);
     capped |= planner.capped_at_peak();
   }
   const std::optional<int> chosen = config.frontier->choose(points);
-  TF_RETURN_IF_ERROR(planner.StartSearch(config));
   PlannerResult result;
   if (chosen.has_value()) {
-    PlannerConfig rung = config;
-    rung.target_bytes = points[*chosen].aim_bytes;
-    rung.optimal.reset();
-    PlanSearch search(planner, rung);
-    TF_ASSIGN_OR_RETURN(PlanOutcome best, SearchFor(search));
-    TF_RETURN_IF_ERROR(search.TrimToNeededMoves(best).status());
-    TF_ASSIGN_OR_RETURN(const FrontierPoint applied, search.PointInHand());
+    TF_ASSIGN_OR_RETURN(
+        AimedPlan aimed,
+        PlanAimedAt(planner, config, points[*chosen].aim_bytes));
     if (config.optimal.has_value()) {
       // `optimal`: the chosen plan beside the MILP's at the budget itself;
       // the better by the judge is kept (CompareWithOptimum).
       PlanSearch at_budget(planner, config);
-      TF_ASSIGN_OR_RETURN(best, at_budget.CompareWithOptimum(best));
-      TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(best).status());
+      TF_ASSIGN_OR_RETURN(aimed.best, at_budget.CompareWithOptimum(aimed.best));
+      TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
     }
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
-    result.frontier_applied_peak = applied.peak_bytes;
+    result.frontier_applied_peak = aimed.point.peak_bytes;
   } else {
+    TF_RETURN_IF_ERROR(planner.StartSearch(config));
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.flops_capped = capped;
   }
