@@ -483,15 +483,16 @@ class RematDriver {
     return PlanVerdict{keep, peak, std::move(why)};
   }
 
-  // Aims fixed by the module alone: shares of its figure before the pass
-  // (what 0.5x is a share of) below the figure the planner starts from, and
-  // the floor.
+  // What makes a frontier point a plan (plan_frontier.h).
   static FrontierRules Rules() {
     FrontierRules rules;
     rules.min_useful_reduction = kMinUsefulReduction;
     return rules;
   }
 
+  // Aims fixed by the module alone: shares of its figure before the pass
+  // (what 0.5x is a share of) below the figure the planner starts from, and
+  // the floor.
   FrontierSearch Frontier() const {
     FrontierSearch search;
     search.aims =
@@ -531,8 +532,8 @@ class RematDriver {
     }
   }
 
-  absl::Status WriteFrontier(const PlannerResult& result) {
-    RecordFrontier(result);
+  // hlo-remat --frontier: the frontier RecordFrontier put in the report.
+  absl::Status WriteFrontier() const {
     if (options_.frontier_path.empty()) return absl::OkStatus();
     return WriteFrontierJson(report_, options_.frontier_path);
   }
@@ -584,7 +585,8 @@ class RematDriver {
         result.frontier_chosen.has_value()
             ? result.frontier[*result.frontier_chosen].aim_bytes
             : config.target_bytes;
-    TF_RETURN_IF_ERROR(WriteFrontier(result));
+    RecordFrontier(result);
+    TF_RETURN_IF_ERROR(WriteFrontier());
     TF_ASSIGN_OR_RETURN(
         CalleePlanResult callees,
         PlanCallees(callee_target, config.max_extra_flops, result));
