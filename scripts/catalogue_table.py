@@ -22,9 +22,10 @@ from rich.console import Console
 
 from remat_harness.catalogue import catalogue_names
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
-from remat_harness.gpu import before_optimizations, parse_device
-from remat_harness.hlo_dump import DumpError, ModelSpec, produce_hlo
+from remat_harness.gpu import parse_device
+from remat_harness.hlo_dump import DumpError, ModelSpec
 from remat_harness.optimum_bound import BoundResult
+from remat_harness.optimum_run import step_hlo
 from remat_harness.paths import REPORTS_DIR
 
 BUDGETS = ("0.5", "0.33")
@@ -33,17 +34,12 @@ BUDGETS = ("0.5", "0.33")
 FLOOR_FACTOR, FLOPS_FLOOR, BOUND_FACTOR = 1.5, 0.10, 1.25
 
 
-def _hlo(model: str, platform: str, batch: int) -> Path:
-    spec = ModelSpec.parse(model, batch_size=batch)
-    return before_optimizations(spec) if platform == "gpu" else produce_hlo(spec) / "step.hlo"
-
-
 def run_cell(model: str, device: str, batch: int, out: Path, time_limit: float) -> dict:
     platform, target = parse_device(device)
     record: dict = {"model": model, "device": device, "batch": batch}
     started = time.monotonic()
     try:
-        hlo = _hlo(model, platform, batch)
+        hlo = step_hlo(ModelSpec.parse(model, batch_size=batch), platform)
     except (DumpError, ValueError) as e:
         return record | {"error": f"does not build: {str(e).splitlines()[-1][:200]}"}
     record["dump_seconds"] = time.monotonic() - started

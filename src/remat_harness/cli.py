@@ -210,7 +210,7 @@ def _optimum(args: argparse.Namespace, parser: argparse.ArgumentParser, console:
 
 def _frontier(args: argparse.Namespace, parser: argparse.ArgumentParser, console: Console) -> int:
     from remat_harness.frontier import plot_frontier, run_frontier
-    from remat_harness.optimum_run import OptimumError, OptimumPlan, resolve_module
+    from remat_harness.optimum_run import OptimumError, resolve_module
 
     try:
         platform, target = parse_device(args.device)
@@ -219,9 +219,8 @@ def _frontier(args: argparse.Namespace, parser: argparse.ArgumentParser, console
     budgets = tuple(_split(args.budgets))
     for budget in budgets:
         budget_bytes(budget, 1000)  # raises on a bad spelling, before the run
-    plan = OptimumPlan(args.module, platform, target, budgets, (), 1, args.time_limit, args.out)
     try:
-        hlo = resolve_module(plan)
+        hlo = resolve_module(args.module, platform)
         run = run_frontier(
             hlo, args.out, args.algorithm, target, budgets, args.bound, args.time_limit
         )

@@ -114,7 +114,7 @@ def run_frontier(
     out_dir.mkdir(parents=True, exist_ok=True)
     frontier_path = out_dir / "frontier.json"
     graph_path = out_dir / "graph.json"
-    flags = [*(gpu_flags(gpu_target) if gpu_target else [])]
+    flags = gpu_flags(gpu_target) if gpu_target else []
     flags += RematFlags(budgets[0] if budgets else None, algorithm).args()
     flags.append(f"--frontier={frontier_path}")
     if with_bound:

@@ -57,19 +57,23 @@ class OptimumPlan:
     max_extra_flops: str = "none"  # the engine's compute cap, as in the sweep
 
 
-def resolve_module(plan: OptimumPlan) -> Path:
-    """The HLO file the engine reads: the given file, or the model's step
-    (CPU: the scheduled step; GPU: the pre-optimization module)."""
-    path = Path(plan.module)
+def step_hlo(spec: ModelSpec, platform: str) -> Path:
+    """The HLO file of a model's step the engine reads on `platform`: the
+    scheduled CPU step, or the pre-optimization module for a GPU."""
+    return before_optimizations(spec) if platform == "gpu" else produce_hlo(spec) / "step.hlo"
+
+
+def resolve_module(module: str, platform: str) -> Path:
+    """The HLO file the engine reads: `module` if it is a file, else the step
+    of the model it names (step_hlo)."""
+    path = Path(module)
     if path.exists():
         return path
     try:
-        spec = ModelSpec.parse(plan.module)
+        spec = ModelSpec.parse(module)
     except ValueError as e:
-        raise OptimumError(f"--module {plan.module}: not a file, and {e}") from e
-    if plan.platform == "gpu":
-        return before_optimizations(spec)
-    return produce_hlo(spec) / "step.hlo"
+        raise OptimumError(f"--module {module}: not a file, and {e}") from e
+    return step_hlo(spec, platform)
 
 
 def _budget_flag(budget: str) -> str:
@@ -107,7 +111,7 @@ def optimum_at_reached(
 
 
 def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
-    hlo = resolve_module(plan)
+    hlo = resolve_module(plan.module, plan.platform)
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     graph_path = plan.out_dir / "graph.json"
     records: list[dict] = []
