@@ -109,10 +109,10 @@ bool IsDecimal(absl::string_view s) {
 // when `text` is a byte count for ParseByteSize.
 absl::StatusOr<std::optional<double>> ParseMemoryShare(absl::string_view text) {
   absl::string_view s = absl::StripAsciiWhitespace(text);
-  double scale = 1;
-  const bool marked = absl::ConsumeSuffix(&s, "x") ||
-                      absl::ConsumeSuffix(&s, "X") ||
-                      (absl::ConsumeSuffix(&s, "%") && (scale = 0.01) > 0);
+  const bool percent = absl::ConsumeSuffix(&s, "%");
+  const bool marked =
+      percent || absl::ConsumeSuffix(&s, "x") || absl::ConsumeSuffix(&s, "X");
+  const double scale = percent ? 0.01 : 1;
   double value = 0;
   const bool number = absl::SimpleAtod(s, &value) && std::isfinite(value);
   if (!marked && !(IsDecimal(s) && number && value <= 1)) {
