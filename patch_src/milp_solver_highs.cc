@@ -90,14 +90,19 @@ absl::StatusOr<MilpSolution> SolveMilp(const MilpProblem& problem,
     return solution;
   }
   HighsInt primal = 0;
-  Highs_getIntInfoValue(highs.get(), "primal_solution_status", &primal);
+  if (Highs_getIntInfoValue(highs.get(), "primal_solution_status", &primal) ==
+      highs::kStatusError) {
+    return absl::InternalError("HiGHS gave no primal solution status");
+  }
   if (primal != highs::kSolutionStatusFeasible) {
     solution.status = MilpStatus::kNoSolution;
     return solution;
   }
   solution.values.resize(problem.columns());
-  Highs_getSolution(highs.get(), solution.values.data(), nullptr, nullptr,
-                    nullptr);
+  if (Highs_getSolution(highs.get(), solution.values.data(), nullptr, nullptr,
+                        nullptr) == highs::kStatusError) {
+    return absl::InternalError("HiGHS gave no solution values");
+  }
   solution.objective = Highs_getObjectiveValue(highs.get());
   solution.status = model_status == highs::kModelStatusOptimal
                         ? MilpStatus::kOptimal
