@@ -66,6 +66,8 @@ void AddGpuPipelineFields(
   field("gpu_final", CountsJson(g.final));
   field("scheduler_mem_limit_bytes", absl::StrCat(g.scheduler_mem_limit_bytes));
   field("disabled_passes", absl::StrCat("[", NameList(g.disabled_passes), "]"));
+  field("device_memory_bytes", absl::StrCat(g.device_memory_bytes));
+  field("compute_capability_major", absl::StrCat(g.compute_capability_major));
   if (g.wheel_reference.has_value()) {
     field("wheel_reference", WheelReferenceJson(*g.wheel_reference));
   }

@@ -55,6 +55,10 @@ struct GpuPipelineFigures {
   std::string autotune_results;
   int64_t autotune_hits = 0;
   int64_t autotune_misses = 0;
+  // The target's memory and CUDA compute capability (major; 0 elsewhere), as
+  // its spec gives them: what a card of that name offers.
+  int64_t device_memory_bytes = 0;
+  int compute_capability_major = 0;
 };
 
 struct RematReport {

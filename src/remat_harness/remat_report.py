@@ -85,6 +85,10 @@ class RematReport:
     autotune_results: str = ""
     autotune_hits: int = 0
     autotune_misses: int = 0
+    # The target's memory and CUDA compute capability (major; 0 elsewhere),
+    # as its spec gives them.
+    device_memory_bytes: int = 0
+    compute_capability_major: int = 0
     # The frontier search's points and the one the budget chose
     # ({"chosen": i or None, "points": [{aim_bytes, peak_bytes, extra_flops,
     # kept, on_frontier}]}); None where the algorithm searches none.

@@ -90,6 +90,11 @@ struct ConfiguredPipeline {
   std::unique_ptr<GpuPipeline> pipeline;
   std::string target_name;
   std::vector<std::string> disabled_passes;
+  // What the target's spec says of the card: its memory and, for CUDA, the
+  // compute capability's major version (0 otherwise). `remat-harness fit`
+  // needs both: the card's memory less the framework's reserve is the budget.
+  int64_t device_memory_bytes = 0;
+  int compute_capability_major = 0;
 };
 
 absl::StatusOr<ConfiguredPipeline> ConfigurePipeline(
@@ -103,6 +108,12 @@ absl::StatusOr<ConfiguredPipeline> ConfigurePipeline(
     configured.target_name = args.target_file;
   } else {
     TF_ASSIGN_OR_RETURN(target, GpuTargetByName(configured.target_name));
+  }
+  configured.device_memory_bytes =
+      target.gpu_device_info().device_memory_size();
+  if (target.gpu_device_info().has_cuda_compute_capability()) {
+    configured.compute_capability_major =
+        target.gpu_device_info().cuda_compute_capability().major();
   }
   if (options.disable_cuda_fusions) {
     configured.disabled_passes = xla::remat::MultiOutputFusionPassNames();
@@ -228,6 +239,9 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   report.gpu_pipeline->autotune_results = args.autotune_results;
   report.gpu_pipeline->autotune_hits = scheduled.autotune_hits;
   report.gpu_pipeline->autotune_misses = scheduled.autotune_misses;
+  report.gpu_pipeline->device_memory_bytes = configured.device_memory_bytes;
+  report.gpu_pipeline->compute_capability_major =
+      configured.compute_capability_major;
 
   if (args.explain_peak_top > 0) {
     TF_RETURN_IF_ERROR(ExplainPeaks(pipeline, *baseline, *optimized, report,
