@@ -13,6 +13,8 @@ from typing import NoReturn
 from rich.console import Console
 
 from remat_harness.cluster import ClusterSpec
+from remat_harness.fit import FitError
+from remat_harness.fit_cli import add_fit_parser, run_fit
 from remat_harness.gpu import (
     before_optimizations,
     check_autotune_results,
@@ -612,6 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
     frontier.add_argument(
         "--out", type=Path, default=REPORTS_DIR / "frontier", help="(default: reports/frontier)"
     )
+    add_fit_parser(sub)
     return parser
 
 
@@ -676,9 +679,11 @@ def main(argv: list[str] | None = None) -> int:
             return _optimum(args, parser, console)
         elif args.command == "frontier":
             return _frontier(args, parser, console)
+        elif args.command == "fit":
+            return run_fit(args, console)
         elif args.command == "report":
             return _report(args.results, args.out or args.results.parent, args.title, console)
-    except (DumpError, ToolMissing, SweepError) as e:
+    except (DumpError, ToolMissing, SweepError, FitError) as e:
         console.print(f"[red]error:[/] {e}", soft_wrap=True)
         return 2
     return 0

@@ -1,0 +1,422 @@
+"""Will it fit? The largest batch of a user's own Keras model on a named GPU,
+without the pass, with it at a FLOPs cap, and with it at any cost.
+
+Each batch size probed is traced once by TensorFlow (fit_dump.py, cached by
+model, batch and policy), compiled deviceless for the GPU with the pass
+asked for the card's budget, and read from the report: the allocation
+without the pass, and the allocation, extra FLOPs and frontier with it.
+
+"Fits" means allocation + margin <= memory - reserve, where
+- memory is the card's (the target's spec, or --memory);
+- reserve is what TensorFlow keeps from the BFC allocator
+  (MinSystemMemory in TF's gpu_device.cc: 1536 MiB on compute capability 8,
+  1800 MiB above) plus the CUDA context and the cuDNN and cuBLAS libraries
+  (632 MB measured on an H100 80GB, driver 580, CUDA 13);
+- margin is the library workspace a step allocates beyond buffer assignment
+  (17-62 MB measured on an H100 over six TF steps: ../shared/DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from remat_harness.engine import MEASURE_ONLY, RematFlags, run_hlo_remat
+from remat_harness.gpu import gpu_flags
+from remat_harness.paths import CACHE_DIR
+from remat_harness.remat_report import RematReport
+
+MIB = 1 << 20
+CONTEXT_BYTES = 632_000_000  # CUDA context + cuDNN + cuBLAS, H100 (measured)
+MARGIN_BYTES = 64 * MIB  # workspace beyond buffer assignment (17-62 MB measured)
+DEFAULT_MAX_EXTRA_FLOPS = 0.10
+DEFAULT_ALGORITHM = "path"
+ANSWERS = ("without", "capped", "any_cost")
+GUESS_GROWTH = 8  # the most one round grows the batch on an affine guess
+
+
+class FitError(RuntimeError):
+    """A user error: one line, exit 2."""
+
+
+def tensorflow_reserve(memory_bytes: int, compute_capability_major: int) -> int:
+    """What TensorFlow keeps back from its allocator on a card, as TF's
+    MinSystemMemory does (by compute capability), plus the CUDA context and
+    libraries it loads."""
+    if memory_bytes < (1 << 31):
+        system = 225 * MIB
+    elif 0 < compute_capability_major <= 6:
+        system = 500 * MIB
+    elif 0 < compute_capability_major <= 7:
+        system = 1050 * MIB
+    elif compute_capability_major <= 8:  # 0: not CUDA, TF's ROCm path
+        system = 1536 * MIB
+    else:
+        system = 1800 * MIB
+    return system + CONTEXT_BYTES
+
+
+@dataclass(frozen=True)
+class Card:
+    target: str
+    memory_bytes: int
+    reserve_bytes: int
+    margin_bytes: int = MARGIN_BYTES
+
+    @property
+    def budget_bytes(self) -> int:
+        """The most a step's buffers may take on this card."""
+        return self.memory_bytes - self.reserve_bytes - self.margin_bytes
+
+
+_TINY_HLO = """HloModule probe_card
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT n = f32[8] negate(p)
+}
+"""
+
+
+def card_for(target: str, memory_bytes: int | None = None) -> Card:
+    """The card of a target: its memory from the target's spec (or the
+    user's), its reserve from its compute capability."""
+    with tempfile.TemporaryDirectory() as tmp:
+        hlo = Path(tmp) / "card.hlo"
+        hlo.write_text(_TINY_HLO)
+        run = run_hlo_remat(hlo, [*gpu_flags(target), *MEASURE_ONLY.args()], Path(tmp) / "r.json")
+    if run.returncode != 0 or run.report is None:
+        raise FitError(f"--gpu {target}: {run.stderr.strip().splitlines()[-1:]}")
+    memory = memory_bytes or run.report.device_memory_bytes
+    return Card(target, memory, tensorflow_reserve(memory, run.report.compute_capability_major))
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """The user's model and how to trace it."""
+
+    model: str  # pkg.module:build or a .keras file
+    policy: str = "float32"
+    input_shape: str = ""  # "224,224,3"; empty: the model's own
+
+    def _identity(self) -> str:
+        """What the traced HLO depends on: the file's bytes, the options."""
+        path = Path(self.model) if self.model.endswith(".keras") else _module_file(self.model)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path else self.model
+        return f"{self.model}|{digest}|{self.policy}|{self.input_shape}"
+
+    def cache_dir(self, root: Path) -> Path:
+        slug = "".join(c if c.isalnum() else "_" for c in self.model.split("/")[-1])[:40]
+        key = hashlib.sha256(self._identity().encode()).hexdigest()[:12]
+        return root / "fit" / f"{slug}_{self.policy}_{key}"
+
+
+def _module_file(spec: str) -> Path | None:
+    """The file of `pkg.module` in `pkg.module:build`, found without running
+    it; None for a module that is not a file of its own."""
+    import importlib.util
+    import os
+
+    sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(spec.partition(":")[0])
+    except (ImportError, ValueError):
+        found = None
+    finally:
+        sys.path.pop(0)
+    origin = found.origin if found else None
+    return Path(origin) if origin and Path(origin).is_file() else None
+
+
+class StepDumps:
+    """The step's HLO at each batch size: from the cache, else from one
+    TensorFlow process started at the first miss and kept for the rest."""
+
+    def __init__(self, source: ModelSource, cache_root: Path = CACHE_DIR) -> None:
+        self.source = source
+        self.folder = source.cache_dir(cache_root)
+        self._proc: subprocess.Popen[str] | None = None
+
+    def hlo(self, batch: int) -> Path:
+        path = self.folder / f"b{batch}.hlo"
+        if path.exists():
+            return path
+        proc = self._tracer()
+        assert proc.stdin is not None
+        proc.stdin.write(f"{batch}\n")
+        proc.stdin.flush()
+        answer = self._answer(proc)
+        if "error" in answer:
+            raise FitError(f"tracing the step at batch {batch}: {answer['error']}")
+        return Path(answer["hlo"])
+
+    def _tracer(self) -> subprocess.Popen[str]:
+        if self._proc is None:
+            cmd = [sys.executable, "-m", "remat_harness.fit_dump", "--model", self.source.model]
+            cmd += ["--policy", self.source.policy, "--out", str(self.folder)]
+            if self.source.input_shape:
+                cmd += ["--input-shape", self.source.input_shape]
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            if not self._answer(self._proc).get("ready"):
+                raise FitError("the model's TensorFlow process did not start")
+        return self._proc
+
+    @staticmethod
+    def _answer(proc: subprocess.Popen[str]) -> dict:
+        """The process's next JSON line; its own error line if it exits."""
+        assert proc.stdout is not None and proc.stderr is not None
+        for line in proc.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        proc.wait()
+        errors = [ln for ln in proc.stderr.read().splitlines() if ln.startswith("remat-harness")]
+        raise FitError(
+            errors[-1].removeprefix("remat-harness fit: ")
+            if errors
+            else f"the model's TensorFlow process exited {proc.returncode}"
+        )
+
+    def close(self) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            self._proc.wait(timeout=60)
+            self._proc = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One batch size compiled for the card."""
+
+    batch: int
+    without_bytes: int  # allocation without the pass
+    capped_bytes: int  # with the pass at the FLOPs cap
+    capped_extra: float  # its extra FLOPs, a fraction of the step's
+    any_cost_bytes: int  # with the pass, no cap
+    any_cost_extra: float
+    seconds: float
+    error: str = ""  # the engine's, where the pass failed: judged without it
+
+    def figure(self, answer: str) -> int:
+        return {
+            "without": self.without_bytes,
+            "capped": self.capped_bytes,
+            "any_cost": self.any_cost_bytes,
+        }[answer]
+
+
+def pass_flags(card: Card, algorithm: str, max_extra_flops: float | None) -> RematFlags:
+    """The pass's flags for the card, as the user would put them in XLA_FLAGS."""
+    cap: float | str = "none" if max_extra_flops is None else max_extra_flops
+    return RematFlags(budget=card.budget_bytes, algorithm=algorithm, max_extra_flops=cap)
+
+
+def _extra(report: RematReport) -> float:
+    return report.flops_after / report.flops_before - 1 if report.flops_before else 0.0
+
+
+def _compile(hlo: Path, card: Card, flags: RematFlags, report: Path) -> RematReport:
+    run = run_hlo_remat(hlo, [*gpu_flags(card.target), *flags.args()], report, timeout_s=1800)
+    if run.returncode != 0 or run.report is None:
+        raise RuntimeError(f"hlo-remat on {hlo.name}: {run.stderr.strip()[-400:]}")
+    return run.report
+
+
+def probe_batch(hlo: Path, batch: int, card: Card, algorithm: str, cap: float) -> Probe:
+    """Compiles the step at one batch: with the pass at any cost first; the
+    capped run is needed only where that plan costs more than the cap. An
+    engine failure with the pass is recorded, and the batch is judged
+    without it."""
+    import time
+
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            free = _compile(hlo, card, pass_flags(card, algorithm, None), Path(tmp) / "free.json")
+        except RuntimeError as e:
+            alone = _compile(hlo, card, MEASURE_ONLY, Path(tmp) / "alone.json")
+            no_pass = alone.buffer_assignment_before_bytes
+            seconds = time.monotonic() - start
+            return Probe(batch, no_pass, no_pass, 0.0, no_pass, 0.0, seconds, str(e)[-300:])
+        capped = free
+        if _extra(free) > cap and free.allocated("after") <= card.budget_bytes:
+            # A cheaper plan under the cap may meet it too: ask the capped search.
+            capped = _compile(hlo, card, pass_flags(card, algorithm, cap), Path(tmp) / "cap.json")
+    no_pass = free.buffer_assignment_before_bytes
+    if _extra(capped) > cap:  # the capped search's plan is over the cap: no plan
+        capped_bytes, capped_extra = no_pass, 0.0
+    else:
+        capped_bytes, capped_extra = capped.allocated("after"), _extra(capped)
+    return Probe(
+        batch,
+        no_pass,
+        capped_bytes,
+        capped_extra,
+        free.allocated("after"),
+        _extra(free),
+        time.monotonic() - start,
+    )
+
+
+@dataclass
+class Bracket:
+    """What is known of one answer: the largest batch seen to fit below the
+    smallest seen not to (None: none yet)."""
+
+    fits: int = 0
+    fails: int | None = None
+    stalls: int = 0  # rounds that did not halve it: then bisect
+
+    def settled(self, max_batch: int) -> bool:
+        if self.fails is None:
+            return self.fits >= max_batch
+        return self.fails == self.fits + 1
+
+    def width(self) -> int | None:
+        return None if self.fails is None else self.fails - self.fits
+
+
+def _crossing(probes: list[Probe], answer: str, limit: int, b: Bracket) -> int | None:
+    """Where the answer's figure, taken as affine in the batch through the
+    bracket's ends (or the two probes nearest its lower end), reaches
+    `limit`; None without two probes or with a flat figure."""
+    at = {p.batch: p for p in probes}
+    if b.fits in at and b.fails in at:
+        near = [at[b.fits], at[b.fails]]
+    else:
+        near = sorted(probes, key=lambda p: (abs(p.batch - b.fits), p.batch))[:2]
+    if len(near) < 2:
+        return None
+    (b0, f0), (b1, f1) = ((p.batch, p.figure(answer)) for p in near)
+    slope = (f1 - f0) / (b1 - b0)
+    return int(b0 + (limit - f0) / slope) if slope > 0 else None
+
+
+def next_batches(
+    brackets: dict[str, Bracket], probes: list[Probe], limit: int, max_batch: int
+) -> list[int]:
+    """One round's batches: for each open answer, the affine guess at its
+    crossing, kept inside what is known (above the largest fit; while no
+    batch has failed, at most doubling it, or GUESS_GROWTH times on a
+    guess); the middle where guesses stall."""
+    wanted: set[int] = set()
+    for answer, b in brackets.items():
+        if b.settled(max_batch):
+            continue
+        guess = _crossing(probes, answer, limit, b)
+        # Open above: doubling, or up to 8x where the affine guess says so.
+        growth = 2 if guess is None else GUESS_GROWTH
+        hi = b.fails if b.fails is not None else min(growth * b.fits, max_batch) + 1
+        if guess is None or b.stalls >= 2:
+            guess = hi - 1 if b.fails is None else (b.fits + hi) // 2
+        wanted.add(min(max(guess, b.fits + 1), hi - 1))
+    return sorted(wanted)
+
+
+def update(brackets: dict[str, Bracket], probes: list[Probe], limit: int) -> None:
+    """Each answer's bracket from every probe so far. A batch that fits above
+    one that does not (a compile's choices are not monotone) is ignored."""
+    for answer, b in brackets.items():
+        before = b.width()
+        failing = [p.batch for p in probes if p.figure(answer) > limit]
+        b.fails = min(failing) if failing else None
+        fitting = [
+            p.batch
+            for p in probes
+            if p.figure(answer) <= limit and (b.fails is None or p.batch < b.fails)
+        ]
+        b.fits = max(fitting, default=0)
+        after = b.width()
+        if before is not None and after is not None and 2 * after > before:
+            b.stalls += 1
+
+
+@dataclass
+class FitResult:
+    source: ModelSource
+    card: Card
+    algorithm: str
+    max_extra_flops: float
+    probes: list[Probe] = field(default_factory=list)
+    brackets: dict[str, Bracket] = field(default_factory=dict)
+
+    def answer(self, answer: str) -> Probe | None:
+        """The probe at the answer's batch (None: not even batch 1 fits)."""
+        batch = self.brackets[answer].fits
+        return next((p for p in self.probes if p.batch == batch), None)
+
+    def to_json(self) -> dict:
+        answers = {}
+        for name in ANSWERS:
+            p = self.answer(name)
+            answers[name] = (
+                None
+                if p is None
+                else {
+                    "batch": p.batch,
+                    "allocation_bytes": p.figure(name),
+                    "extra_flops": {
+                        "without": 0.0,
+                        "capped": p.capped_extra,
+                        "any_cost": p.any_cost_extra,
+                    }[name],
+                    "xla_flags": xla_flags_for(self, name),
+                    "next_batch_fails": self.brackets[name].fails == p.batch + 1,
+                }
+            )
+        return {
+            "model": asdict(self.source),
+            "card": {**asdict(self.card), "budget_bytes": self.card.budget_bytes},
+            "algorithm": self.algorithm,
+            "max_extra_flops": self.max_extra_flops,
+            "answers": answers,
+            "probes": [asdict(p) for p in sorted(self.probes, key=lambda p: p.batch)],
+        }
+
+
+def xla_flags_for(result: FitResult, answer: str) -> str:
+    """What to put in XLA_FLAGS for the patched wheel to train at that batch."""
+    if answer == "without":
+        return ""
+    cap = result.max_extra_flops if answer == "capped" else None
+    return pass_flags(result.card, result.algorithm, cap).xla_flags()
+
+
+Runner = Callable[[Iterable[int]], list[Probe]]
+
+
+def search(
+    result: FitResult,
+    run: Runner,
+    start: int,
+    max_batch: int,
+    progress: Callable[[Probe], None] = lambda p: None,
+) -> FitResult:
+    """Finds the three answers: probes grow by doubling (or the affine
+    guess, if nearer), then close each bracket to one batch."""
+    limit = result.card.budget_bytes
+    result.brackets = {name: Bracket() for name in ANSWERS}
+    batches = [start]
+    while batches:
+        seen = {p.batch for p in result.probes}
+        for probe in run([b for b in batches if b not in seen]):
+            result.probes.append(probe)
+            progress(probe)
+        update(result.brackets, result.probes, limit)
+        batches = [
+            b
+            for b in next_batches(result.brackets, result.probes, limit, max_batch)
+            if b not in {p.batch for p in result.probes}
+        ]
+    return result

@@ -1,0 +1,203 @@
+"""`remat-harness fit`: the command line of fit.py."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+
+from remat_harness.cluster import ClusterSpec, run_on_cluster
+from remat_harness.fit import (
+    DEFAULT_ALGORITHM,
+    DEFAULT_MAX_EXTRA_FLOPS,
+    Card,
+    FitError,
+    FitResult,
+    ModelSource,
+    Probe,
+    StepDumps,
+    card_for,
+    probe_batch,
+    search,
+)
+from remat_harness.fit_report import gain_text, render_table, write_outputs
+from remat_harness.gpu import check_gpu_target
+from remat_harness.paths import REPORTS_DIR
+
+POLICY_NAMES = {
+    "f32": "float32",
+    "float32": "float32",
+    "bf16": "mixed_bfloat16",
+    "mixed_bfloat16": "mixed_bfloat16",
+}
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_memory(text: str) -> int:
+    """ "40G", "40GB", "40GiB" or "81559M": powers of 1024, as nvidia-smi's
+    MiB and the engine's sizes read."""
+    upper = text.strip().upper().removesuffix("IB").removesuffix("B")
+    try:
+        if upper[-1:] in _UNITS:
+            value = int(float(upper[:-1]) * _UNITS[upper[-1]])
+        else:
+            value = int(upper)
+    except ValueError:
+        value = 0
+    if value < (1 << 20):
+        raise FitError(f"--memory {text}: expected a size such as 40G or 81559M")
+    return value
+
+
+def add_fit_parser(sub: argparse._SubParsersAction) -> None:
+    fit = sub.add_parser(
+        "fit",
+        help="the largest batch of your Keras model on a named GPU, with and without the pass",
+        description="Traces your model's training step (model.train_step under "
+        "jit_compile) at each batch size it tries, compiles it for the GPU without one, and "
+        "finds by doubling and bisection: (a) the largest batch that fits without the pass, "
+        "(b) with the pass at <= --max-extra-flops, (c) with the pass at any cost. Fits: "
+        "predicted allocation + margin <= the card's memory - TensorFlow's reserve. Writes "
+        "OUT/fit.json and OUT/fit.png.",
+    )
+    fit.add_argument(
+        "--model",
+        required=True,
+        help="pkg.module:build (a callable returning "
+        "a compiled Keras model, or (model, (inputs, labels)) TensorSpecs with "
+        "the batch None) or a .keras file",
+    )
+    fit.add_argument(
+        "--input-shape",
+        default="",
+        help="one example's shape, e.g. 224,224,3 (default: the model's input shape)",
+    )
+    fit.add_argument(
+        "--policy",
+        default="f32",
+        choices=sorted(POLICY_NAMES),
+        help="Keras dtype policy (default: f32)",
+    )
+    fit.add_argument(
+        "--gpu",
+        default="h100_sxm",
+        help="GPU target (hlo-remat --list-gpu-targets; default: h100_sxm)",
+    )
+    fit.add_argument(
+        "--memory",
+        default="",
+        help="the card's memory where it differs from "
+        "the target's, e.g. 40G (default: the target's)",
+    )
+    fit.add_argument(
+        "--max-extra-flops",
+        type=float,
+        default=DEFAULT_MAX_EXTRA_FLOPS,
+        help="the FLOPs cap of answer (b), a fraction of the step's "
+        f"(default: {DEFAULT_MAX_EXTRA_FLOPS})",
+    )
+    fit.add_argument(
+        "--algorithm",
+        default=DEFAULT_ALGORITHM,
+        help=f"the pass's algorithm (default: {DEFAULT_ALGORITHM})",
+    )
+    fit.add_argument("--start", type=int, default=16, help="the first batch tried (default: 16)")
+    fit.add_argument(
+        "--max-batch", type=int, default=1 << 16, help="the largest batch tried (default: 65536)"
+    )
+    fit.add_argument(
+        "--workers", type=int, default=0, help="compile on a local Dask cluster of N processes"
+    )
+    fit.add_argument(
+        "--scheduler", default="", help="compile on a running Dask scheduler, tcp://HOST:8786"
+    )
+    fit.add_argument("--out", type=Path, default=REPORTS_DIR / "fit", help="(default: reports/fit)")
+
+
+def _probe_record(hlo: Path, batch: int, card: Card, algorithm: str, cap: float) -> dict:
+    """A probe as a cluster task's record."""
+    return asdict(probe_batch(hlo, batch, card, algorithm, cap))
+
+
+def _runner(dumps: StepDumps, result: FitResult, cluster: ClusterSpec, console: Console):  # noqa: ANN202
+    """Probes batches: here, one after another, or on the cluster at once."""
+
+    def run(batches: Iterable[int]) -> list[Probe]:
+        hlos = {}
+        for batch in batches:
+            hlos[batch] = dumps.hlo(batch)
+            console.print(f"batch {batch}: traced; compiling for {result.card.target} ...")
+        args = (result.card, result.algorithm, result.max_extra_flops)
+        if not cluster.enabled:
+            return [probe_batch(hlo, b, *args) for b, hlo in hlos.items()]
+        from remat_harness.sweep import engine_build
+
+        tasks = [
+            (str(b), functools.partial(_probe_record, hlo, b, *args)) for b, hlo in hlos.items()
+        ]
+        probes = []
+        for key, (record, error, _) in run_on_cluster(cluster, tasks, engine_build()):
+            if record is None:
+                raise RuntimeError(f"batch {key}: {error}")
+            probes.append(Probe(**record))
+        return probes
+
+    return run
+
+
+def _show(console: Console, limit: int):  # noqa: ANN202
+    def show(p: Probe) -> None:
+        def mark(nbytes: int) -> str:
+            return f"{nbytes / 1e9:.2f} GB" + ("" if nbytes <= limit else " (over)")
+
+        console.print(
+            f"  batch {p.batch}: without {mark(p.without_bytes)}; capped {mark(p.capped_bytes)} "
+            f"+{100 * p.capped_extra:.1f}%; any cost {mark(p.any_cost_bytes)} "
+            f"+{100 * p.any_cost_extra:.1f}% [{p.seconds:.0f} s]"
+        )
+        if p.error:
+            console.print(f"  batch {p.batch}: the pass failed, judged without it: {p.error}")
+
+    return show
+
+
+def run_fit(args: argparse.Namespace, console: Console) -> int:
+    try:
+        check_gpu_target(args.gpu)
+    except ValueError as e:
+        raise FitError(f"--gpu: {e}") from None
+    if args.start < 1 or args.max_batch < args.start:
+        raise FitError("--start must be >= 1 and --max-batch >= --start")
+    if not 0 <= args.max_extra_flops:
+        raise FitError(f"--max-extra-flops {args.max_extra_flops}: a fraction >= 0 such as 0.1")
+    if not (args.model.endswith(".keras") or ":" in args.model):
+        raise FitError(f"--model {args.model}: expected pkg.module:build or a .keras file")
+    if args.model.endswith(".keras") and not Path(args.model).is_file():
+        raise FitError(f"--model {args.model}: no such file")
+    memory = parse_memory(args.memory) if args.memory else None
+    card = card_for(args.gpu, memory)
+    source = ModelSource(args.model, POLICY_NAMES[args.policy], args.input_shape)
+    result = FitResult(source, card, args.algorithm, args.max_extra_flops)
+    dumps = StepDumps(source)
+    cluster = ClusterSpec(args.workers, args.scheduler)
+    try:
+        search(
+            result,
+            _runner(dumps, result, cluster, console),
+            args.start,
+            args.max_batch,
+            _show(console, card.budget_bytes),
+        )
+    except RuntimeError as e:
+        raise FitError(str(e).strip().splitlines()[-1]) from None
+    finally:
+        dumps.close()
+    console.print(render_table(result))
+    console.print(gain_text(result))
+    for path in write_outputs(result, args.out):
+        console.print(str(path))
+    return 0

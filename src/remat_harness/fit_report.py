@@ -1,0 +1,101 @@
+"""What `remat-harness fit` shows: a table a user reads at a glance, the
+allocation against the batch (with and without the pass, and the card's
+line), and JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from remat_harness.fit import ANSWERS, FitResult  # noqa: E402
+
+GB = 1e9
+TITLES = {
+    "without": "without the pass",
+    "capped": "with the pass, FLOPs cap",
+    "any_cost": "with the pass, any cost",
+}
+
+
+def _title(result: FitResult, answer: str) -> str:
+    if answer == "capped":
+        return f"with the pass, <= {100 * result.max_extra_flops:g}% extra FLOPs"
+    return TITLES[answer]
+
+
+def render_table(result: FitResult) -> Table:
+    card = result.card
+    table = Table(
+        title=f"{result.source.model} ({result.source.policy}) on {card.target}: "
+        f"{card.memory_bytes / GB:.1f} GB, {card.budget_bytes / GB:.2f} GB for the step "
+        f"(reserve {card.reserve_bytes / GB:.2f} GB, margin {card.margin_bytes / GB:.2f} GB)",
+        title_justify="left",
+    )
+    for column in ("", "largest batch", "predicted allocation", "extra FLOPs", "XLA_FLAGS"):
+        table.add_column(column, overflow="fold")
+    for answer in ANSWERS:
+        record = result.to_json()["answers"][answer]
+        if record is None:
+            table.add_row(_title(result, answer), "none: batch 1 does not fit", "", "", "")
+            continue
+        table.add_row(
+            _title(result, answer),
+            str(record["batch"]),
+            f"{record['allocation_bytes'] / GB:.2f} GB",
+            f"+{100 * record['extra_flops']:.1f}%",
+            record["xla_flags"] or "(the pass off)",
+        )
+    return table
+
+
+def gain_text(result: FitResult) -> str:
+    """(b)/(a) and (c)/(a): how much larger a batch the pass buys."""
+    base = result.brackets["without"].fits
+    if base == 0:
+        return "batch 1 does not fit without the pass"
+    capped, free = result.brackets["capped"].fits, result.brackets["any_cost"].fits
+    return (
+        f"the pass trains {capped / base:.2f}x the batch at <= "
+        f"{100 * result.max_extra_flops:g}% extra FLOPs, {free / base:.2f}x at any cost"
+    )
+
+
+def plot_fit(result: FitResult, path: Path) -> Path:
+    probes = sorted(result.probes, key=lambda p: p.batch)
+    batches = [p.batch for p in probes]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    ax.plot(batches, [p.without_bytes / GB for p in probes], "o-", label="without the pass")
+    ax.plot(batches, [p.capped_bytes / GB for p in probes], "s-", label=_title(result, "capped"))
+    ax.plot(batches, [p.any_cost_bytes / GB for p in probes], "^-", label=TITLES["any_cost"])
+    card = result.card
+    ax.axhline(
+        card.budget_bytes / GB,
+        color="black",
+        linestyle="--",
+        label=f"{card.target}: {card.budget_bytes / GB:.1f} GB for the step",
+    )
+    for answer in ANSWERS:
+        if result.brackets[answer].fits:
+            ax.axvline(result.brackets[answer].fits, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size")
+    ax.set_ylabel("predicted allocation (GB, buffer assignment)")
+    ax.set_title(f"{result.source.model} ({result.source.policy}) on {card.target}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_outputs(result: FitResult, out: Path) -> tuple[Path, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    data = out / "fit.json"
+    data.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    return data, plot_fit(result, out / "fit.png")

@@ -1,0 +1,167 @@
+"""`remat-harness fit` (issue 39): the batch search on its own, then the whole
+command on a small Keras model defined here, and its errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from remat_harness.fit import (
+    ANSWERS,
+    Card,
+    FitError,
+    FitResult,
+    ModelSource,
+    Probe,
+    search,
+    tensorflow_reserve,
+)
+from remat_harness.fit_cli import parse_memory
+
+MIB = 1 << 20
+
+SMALL_MODEL = """
+import keras
+
+
+def build():
+    model = keras.Sequential([
+        keras.Input((32, 32, 3)),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu"),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu"),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu"),
+        keras.layers.GlobalAveragePooling2D(),
+        keras.layers.Dense(10),
+    ])
+    model.compile(optimizer="adam",
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def broken():
+    raise RuntimeError("no weights here")
+"""
+
+
+def _affine_runner(per_example: dict[str, float], fixed: float, calls: list[int]):
+    """Probes of a step whose figures grow by `per_example` bytes a batch."""
+
+    def run(batches):
+        out = []
+        for b in batches:
+            calls.append(b)
+            f = {k: int(fixed + v * b) for k, v in per_example.items()}
+            out.append(Probe(b, f["without"], f["capped"], 0.05, f["any_cost"], 0.3, 0.0))
+        return out
+
+    return run
+
+
+@pytest.mark.parametrize("start", [1, 16, 5000])
+def test_search_finds_each_largest_batch_exactly_and_quickly(start):
+    card = Card("h100_sxm", 1000 * MIB, 100 * MIB, 10 * MIB)  # 890 MiB for the step
+    limit = card.budget_bytes
+    slopes = {"without": 3 * MIB, "capped": 2 * MIB, "any_cost": 1.3 * MIB}
+    calls: list[int] = []
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    search(result, _affine_runner(slopes, 20 * MIB, calls), start, 1 << 16)
+    for answer, slope in slopes.items():
+        expected = int((limit - 20 * MIB) // slope)
+        assert result.brackets[answer].fits == expected, answer
+        assert result.brackets[answer].fails == expected + 1, answer
+    assert len(calls) == len(set(calls)), "a batch compiled twice"
+    assert len(calls) <= 14, calls
+
+
+def test_search_says_none_when_batch_one_does_not_fit():
+    card = Card("h100_sxm", 100 * MIB, 10 * MIB, 0)
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    search(result, _affine_runner(dict.fromkeys(ANSWERS, MIB), 200 * MIB, []), 16, 1024)
+    assert all(result.answer(a) is None for a in ANSWERS)
+    assert result.to_json()["answers"]["without"] is None
+
+
+def test_search_stops_at_the_largest_batch_asked():
+    card = Card("h100_sxm", 10_000 * MIB, 0, 0)
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    search(result, _affine_runner(dict.fromkeys(ANSWERS, 1), 0, []), 16, 300)
+    assert all(result.brackets[a].fits == 300 for a in ANSWERS)
+
+
+def test_tensorflow_reserve_follows_the_compute_capability():
+    gib = 1 << 30
+    assert tensorflow_reserve(80 * gib, 9) - tensorflow_reserve(80 * gib, 8) == 264 * MIB
+    assert tensorflow_reserve(80 * gib, 7) < tensorflow_reserve(80 * gib, 8)
+    assert tensorflow_reserve(gib, 9) < tensorflow_reserve(80 * gib, 6)
+
+
+@pytest.mark.parametrize(
+    ("text", "nbytes"),
+    [("40G", 40 << 30), ("40GB", 40 << 30), ("40GiB", 40 << 30), ("81559M", 81559 << 20)],
+)
+def test_memory_sizes(text, nbytes):
+    assert parse_memory(text) == nbytes
+
+
+@pytest.mark.parametrize("text", ["forty", "40%", "12"])
+def test_a_bad_memory_size_names_the_option(text):
+    with pytest.raises(FitError, match="--memory"):
+        parse_memory(text)
+
+
+def _fit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "small_model.py").write_text(SMALL_MODEL)
+    return subprocess.run(
+        [sys.executable, "-m", "remat_harness", "fit", "--out", str(tmp_path / "out"), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_fit_answers_a_small_model_on_a_small_card(engine, tmp_path):
+    # 1 GiB less TF's reserve leaves ~140 MB: the batch search has room.
+    proc = _fit(tmp_path, "--model", "small_model:build", "--gpu", "h100_sxm", "--memory", "1G")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "out" / "fit.json").read_text())
+    answers = data["answers"]
+    a, b, c = (answers[name]["batch"] for name in ANSWERS)
+    assert 1 <= a <= b <= c, answers
+    assert c > a, "the pass bought no larger batch on a conv net"
+    budget = data["card"]["budget_bytes"]
+    for name in ANSWERS:
+        record = answers[name]
+        assert record["allocation_bytes"] <= budget
+        assert record["next_batch_fails"], name
+        probes = {p["batch"]: p for p in data["probes"]}
+        assert record["batch"] + 1 in probes  # the batch above was compiled and failed
+    assert answers["capped"]["extra_flops"] <= 0.1
+    assert "--xla_rematerialization_mem_limit=" in answers["any_cost"]["xla_flags"]
+    assert answers["without"]["xla_flags"] == ""
+    assert "largest batch" in proc.stdout and "XLA_FLAGS" in proc.stdout
+    assert (tmp_path / "out" / "fit.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "missing.keras"], "missing.keras: no such file"),
+        (["--model", "small_model:broken"], "broken() raised RuntimeError: no weights here"),
+        (["--model", "no_such_module:build"], "cannot import no_such_module"),
+        (["--model", "small_model:build", "--gpu", "h200_imaginary"], "h200_imaginary"),
+        (["--model", "small_model:build", "--memory", "forty"], "--memory forty"),
+        (["--model", "small_model"], "expected pkg.module:build"),
+    ],
+)
+def test_fit_errors_are_one_line_and_exit_2(engine, tmp_path, args, says):
+    proc = _fit(tmp_path, *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    assert len(lines) == 1, lines
+    assert says in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr
