@@ -7,10 +7,9 @@ compile it whole (`tf.function(jit_compile=True)`) or let auto-jit cluster it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import keras
-import tensorflow as tf
+
+from models.trainer import Trainer
 
 VALID_SIZES = (20, 32, 44, 56, 110)
 NUM_CLASSES = 10
@@ -75,33 +74,8 @@ def build_resnet(resnet_size: int = 20, version: int = 1) -> keras.Model:
     return keras.Model(inputs, outputs, name=f"resnet{resnet_size}_v{version}")
 
 
-@dataclass
-class Trainer:
-    """Holds a model, its optimizer and a training step to compile."""
-
-    model: keras.Model
-    optimizer: keras.optimizers.Optimizer
-
-    @classmethod
-    def create(cls, resnet_size: int, version: int, learning_rate: float = 0.1) -> Trainer:
-        model = build_resnet(resnet_size, version)
-        optimizer = keras.optimizers.SGD(learning_rate=learning_rate, momentum=0.9)
-        optimizer.build(model.trainable_variables)
-        return cls(model, optimizer)
-
-    def train_step(self, images: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-        with tf.GradientTape() as tape:
-            logits = self.model(images, training=True)
-            loss = tf.reduce_mean(
-                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-            )
-            decay = tf.add_n(
-                [tf.nn.l2_loss(v) for v in self.model.trainable_variables if "kernel" in v.path]
-            )
-            total = loss + WEIGHT_DECAY * decay
-        grads = tape.gradient(total, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
-        return loss
-
-    def compiled_step(self, jit_compile: bool):  # noqa: ANN201 - tf.function type
-        return tf.function(self.train_step, jit_compile=jit_compile)
+def resnet_trainer(resnet_size: int, version: int, learning_rate: float = 0.1) -> Trainer:
+    """The CIFAR ResNet with SGD and momentum, and weight decay on its kernels."""
+    model = build_resnet(resnet_size, version)
+    optimizer = keras.optimizers.SGD(learning_rate=learning_rate, momentum=0.9)
+    return Trainer.create(model, optimizer, WEIGHT_DECAY)

@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     if warning:
         print(warning, file=sys.stderr, flush=True)
 
-    from models.resnet_cifar import Trainer
-    from models.zoo import ZOO, ZooTrainer, zoo_model
+    from models.resnet_cifar import resnet_trainer
+    from models.zoo import ZOO, zoo_model, zoo_trainer
 
     tf.random.set_seed(args.seed)
     import keras
@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         images, labels = synthetic_batch(args.batch_size, args.seed)
     trainer = (
-        Trainer.create(args.resnet_size, args.resnet_version)
+        resnet_trainer(args.resnet_size, args.resnet_version)
         if args.model == "resnet"
-        else ZooTrainer.create(args.model)
+        else zoo_trainer(args.model)
     )
     step = trainer.compiled_step(jit_compile=args.enable_xla)
     gpus = tf.config.list_physical_devices("GPU")

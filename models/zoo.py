@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from models.trainer import Trainer
 from remat_harness.catalogue import APPLICATIONS, base_name
 
 NUM_CLASSES = 10
@@ -246,31 +246,9 @@ def zoo_model(name: str) -> ZooModel | None:
     return None
 
 
-@dataclass
-class ZooTrainer:
-    model: keras.Model
-    optimizer: keras.optimizers.Optimizer
-
-    @classmethod
-    def create(cls, name: str) -> ZooTrainer:
-        entry = zoo_model(name)
-        if entry is None:
-            raise ValueError(f"model {name!r}: valid models: {', '.join(sorted(ZOO))}, random<N>")
-        model = entry.build()
-        optimizer = entry.optimizer()
-        optimizer.build(model.trainable_variables)
-        return cls(model, optimizer)
-
-    def train_step(self, inputs: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
-        with tf.GradientTape() as tape:
-            # Under mixed bfloat16 the logits are bf16; the loss is taken in f32.
-            logits = tf.cast(self.model(inputs, training=True), tf.float32)
-            loss = tf.reduce_mean(
-                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-            )
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
-        return loss
-
-    def compiled_step(self, jit_compile: bool):  # noqa: ANN201 - tf.function type
-        return tf.function(self.train_step, jit_compile=jit_compile)
+def zoo_trainer(name: str) -> Trainer:
+    entry = zoo_model(name)
+    if entry is None:
+        raise ValueError(f"model {name!r}: valid models: {', '.join(sorted(ZOO))}, random<N>")
+    model = entry.build()
+    return Trainer.create(model, entry.optimizer())
