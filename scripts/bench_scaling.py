@@ -37,6 +37,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from remat_harness.engine import engine_build
 from remat_harness.hlo_dump import ModelSpec
 from remat_harness.paths import REPORTS_DIR
 from remat_harness.remat_report import RematReport
@@ -44,7 +45,6 @@ from remat_harness.sweep import (
     Cell,
     ModelCache,
     SweepPlan,
-    engine_build,
     failure,
     load_report,
     run_cell,

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from remat_harness import sweep as sweep_module
+from remat_harness.engine import engine_build
 from remat_harness.hlo_dump import ModelSpec
 from remat_harness.report import (
     plot_before_after,
@@ -22,7 +23,6 @@ from remat_harness.sweep import (
     SweepError,
     SweepPlan,
     budget_bytes,
-    engine_build,
     load_report,
     load_results,
     run_sweep,

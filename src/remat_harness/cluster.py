@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from remat_harness.engine import engine_build
+
 # A cell's outcome as a task returns it: its record, or its failure message,
 # with the seconds it took on the worker.
 Outcome = tuple[dict | None, str | None, float]
@@ -38,8 +40,6 @@ class ClusterSpec:
 def _run_task(run: Callable[[], dict], build: str) -> Outcome:
     """On the worker: the cell, never raising for the cell's own failure
     (Dask retries only what a lost worker did not finish)."""
-    from remat_harness.sweep import engine_build
-
     start = time.monotonic()
     try:
         here = engine_build()

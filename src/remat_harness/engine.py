@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from remat_harness.paths import hlo_remat_binary
+from remat_harness.paths import ToolMissing, hlo_remat_binary
 from remat_harness.remat_report import RematReport
 
 NO_BUDGET = 1 << 60  # above any peak: the engine measures and changes nothing
@@ -92,3 +92,16 @@ def baseline_peak(hlo: Path, work_dir: Path) -> int:
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"hlo-remat failed on {hlo}: {run.stderr.strip()[-500:]}")
     return run.report.allocated("before")
+
+
+def engine_build() -> str:
+    """The build fingerprint of the hlo-remat in use: a hash of the engine and
+    CLI sources compiled in, and the TensorFlow version ("3f2a9c01b7d4-tf2.21.0")."""
+    binary = hlo_remat_binary()
+    proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    words = proc.stdout.split()
+    if proc.returncode != 0 or len(words) != 2 or words[0] != "hlo-remat":
+        raise ToolMissing(
+            f"{binary} has no build fingerprint (--version): rebuild it (make engine)"
+        )
+    return words[1]

@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from remat_harness.cluster import ClusterSpec, run_on_cluster
+from remat_harness.engine import engine_build
 from remat_harness.fit import (
     DEFAULT_ALGORITHM,
     DEFAULT_MAX_EXTRA_FLOPS,
@@ -134,8 +135,6 @@ def _runner(dumps: StepDumps, result: FitResult, cluster: ClusterSpec, console: 
         args = (result.card, result.algorithm, result.max_extra_flops)
         if not cluster.enabled:
             return [probe_batch(hlo, b, *args) for b, hlo in hlos.items()]
-        from remat_harness.sweep import engine_build
-
         tasks = [
             (str(b), functools.partial(_probe_record, hlo, b, *args)) for b, hlo in hlos.items()
         ]

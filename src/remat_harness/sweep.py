@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
-from remat_harness.engine import RematFlags, baseline_peak, run_hlo_remat
+from remat_harness.engine import RematFlags, baseline_peak, engine_build, run_hlo_remat
 from remat_harness.gpu import (
     PREDICTED_REPORT,
     before_optimizations,
@@ -47,7 +47,6 @@ from remat_harness.hlo_dump import (
     run_model,
     step_modules,
 )
-from remat_harness.paths import hlo_remat_binary
 from remat_harness.remat_report import RematReport
 from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
@@ -61,17 +60,6 @@ class SweepError(ValueError):
 
 class BuildMismatch(SweepError):
     """A results file holds records of another engine build."""
-
-
-def engine_build() -> str:
-    """The build fingerprint of the hlo-remat in use: a hash of the engine and
-    CLI sources compiled in, and the TensorFlow version ("3f2a9c01b7d4-tf2.21.0")."""
-    binary = hlo_remat_binary()
-    proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
-    words = proc.stdout.split()
-    if proc.returncode != 0 or len(words) != 2 or words[0] != "hlo-remat":
-        raise SweepError(f"{binary} has no build fingerprint (--version): rebuild it (make engine)")
-    return words[1]
 
 
 def canonical_name(value: str, valid: tuple[str, ...], what: str) -> str:
