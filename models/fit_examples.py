@@ -1,7 +1,7 @@
 """Models as a user brings them to `remat-harness fit`: each callable
 returns a compiled Keras model at its real input size (ImageNet images,
-1024-token sequences). The README's and docs/measured.md's answers are for
-these:
+1024-token sequences), its last layer giving logits for the loss. The
+README's and docs/measured.md's answers are for these:
 
     remat-harness fit --model models.fit_examples:resnet50 --gpu a100_sxm_40
 """
@@ -25,15 +25,21 @@ def _compiled(model: keras.Model) -> keras.Model:
 
 
 def resnet50() -> keras.Model:
-    return _compiled(keras.applications.ResNet50(weights=None, input_shape=IMAGE))
+    return _compiled(
+        keras.applications.ResNet50(weights=None, input_shape=IMAGE, classifier_activation=None)
+    )
 
 
 def mobilenetv2() -> keras.Model:
-    return _compiled(keras.applications.MobileNetV2(weights=None, input_shape=IMAGE))
+    return _compiled(
+        keras.applications.MobileNetV2(weights=None, input_shape=IMAGE, classifier_activation=None)
+    )
 
 
 def densenet121() -> keras.Model:
-    return _compiled(keras.applications.DenseNet121(weights=None, input_shape=IMAGE))
+    return _compiled(
+        keras.applications.DenseNet121(weights=None, input_shape=IMAGE, classifier_activation=None)
+    )
 
 
 def decoder() -> keras.Model:

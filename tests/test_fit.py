@@ -52,10 +52,21 @@ def _affine_runner(per_example: dict[str, float], fixed: float, calls: list[int]
 
     def run(batches):
         out = []
-        for b in batches:
+        for b, _ in batches:
             calls.append(b)
             f = {k: int(fixed + v * b) for k, v in per_example.items()}
-            out.append(Probe(b, f["without"], f["capped"], 0.05, f["any_cost"], 0.3, 0.0))
+            out.append(
+                Probe(
+                    b,
+                    f["without"],
+                    f["capped"],
+                    0.05,
+                    f["capped"],
+                    f["any_cost"],
+                    0.3,
+                    f["any_cost"],
+                )
+            )
         return out
 
     return run

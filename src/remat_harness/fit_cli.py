@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -119,24 +118,27 @@ def add_fit_parser(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--out", type=Path, default=REPORTS_DIR / "fit", help="(default: reports/fit)")
 
 
-def _probe_record(hlo: Path, batch: int, card: Card, algorithm: str, cap: float) -> dict:
+def _probe_record(
+    hlo: Path, batch: int, card: Card, algorithm: str, cap: float, needs: frozenset[str]
+) -> dict:
     """A probe as a cluster task's record."""
-    return asdict(probe_batch(hlo, batch, card, algorithm, cap))
+    return asdict(probe_batch(hlo, batch, card, algorithm, cap, needs))
 
 
 def _runner(dumps: StepDumps, result: FitResult, cluster: ClusterSpec, console: Console):  # noqa: ANN202
     """Probes batches: here, one after another, or on the cluster at once."""
 
-    def run(batches: Iterable[int]) -> list[Probe]:
+    def run(batches: list[tuple[int, frozenset[str]]]) -> list[Probe]:
         hlos = {}
-        for batch in batches:
+        for batch, _ in batches:
             hlos[batch] = dumps.hlo(batch)
             console.print(f"batch {batch}: traced; compiling for {result.card.target} ...")
         args = (result.card, result.algorithm, result.max_extra_flops)
         if not cluster.enabled:
-            return [probe_batch(hlo, b, *args) for b, hlo in hlos.items()]
+            return [probe_batch(hlos[b], b, *args, needs) for b, needs in batches]
         tasks = [
-            (str(b), functools.partial(_probe_record, hlo, b, *args)) for b, hlo in hlos.items()
+            (str(b), functools.partial(_probe_record, hlos[b], b, *args, needs))
+            for b, needs in batches
         ]
         probes = []
         for key, (record, error, _) in run_on_cluster(cluster, tasks, engine_build()):
@@ -150,13 +152,17 @@ def _runner(dumps: StepDumps, result: FitResult, cluster: ClusterSpec, console: 
 
 def _show(console: Console, limit: int):  # noqa: ANN202
     def show(p: Probe) -> None:
-        def mark(nbytes: int) -> str:
-            return f"{nbytes / 1e9:.2f} GB" + ("" if nbytes <= limit else " (over)")
+        def mark(what: str, nbytes: int | None, extra: float | None = None) -> str:
+            if nbytes is None:
+                return ""
+            over = "" if nbytes <= limit else " (over)"
+            cost = "" if extra is None else f" +{100 * extra:.1f}%"
+            return f"; {what} {nbytes / 1e9:.2f} GB{over}{cost}"
 
         console.print(
-            f"  batch {p.batch}: without {mark(p.without_bytes)}; capped {mark(p.capped_bytes)} "
-            f"+{100 * p.capped_extra:.1f}%; any cost {mark(p.any_cost_bytes)} "
-            f"+{100 * p.any_cost_extra:.1f}% [{p.seconds:.0f} s]"
+            f"  batch {p.batch}{mark('without', p.without_bytes)}"
+            f"{mark('capped', p.capped_bytes, p.capped_extra)}"
+            f"{mark('any cost', p.any_cost_bytes, p.any_cost_extra)} [{p.seconds:.0f} s]"
         )
         if p.error:
             console.print(f"  batch {p.batch}: the pass failed, judged without it: {p.error}")

@@ -68,11 +68,12 @@ def gain_text(result: FitResult) -> str:
 
 def plot_fit(result: FitResult, path: Path) -> Path:
     probes = sorted(result.probes, key=lambda p: p.batch)
-    batches = [p.batch for p in probes]
     fig, ax = plt.subplots(figsize=(8, 5))
-    ax.plot(batches, [p.without_bytes / GB for p in probes], "o-", label="without the pass")
-    ax.plot(batches, [p.capped_bytes / GB for p in probes], "s-", label=_title(result, "capped"))
-    ax.plot(batches, [p.any_cost_bytes / GB for p in probes], "^-", label=TITLES["any_cost"])
+    for answer, marker in zip(ANSWERS, ("o-", "s-", "^-"), strict=True):
+        shown = [(p.batch, f) for p in probes if (f := p.figure(answer)) is not None]
+        ax.plot(
+            [b for b, _ in shown], [f / GB for _, f in shown], marker, label=_title(result, answer)
+        )
     card = result.card
     ax.axhline(
         card.budget_bytes / GB,

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Checks `remat-harness fit`'s answer without the pass on a real GPU.
+
+Two halves, because the GPU machine has JAX and no TensorFlow:
+
+    # here: the step at the batches to check, as HloModuleProtos
+    python scripts/fit_gpu_check.py prepare --model models.fit_examples:resnet50 \\
+        --batches 707,708 --out gpu_check
+    # on the GPU machine (JAX's XLA compiles the same pre-optimization HLO)
+    python scripts/fit_gpu_check.py run --limit BYTES gpu_check/*.pb
+
+`run` gives JAX's allocator the memory TensorFlow's would have (--limit: the
+card's memory less TF's reserve, fit.json's budget_bytes plus its margin),
+compiles each step, reads its buffer assignment, and runs it once on zeros:
+one JSON line per step, saying whether it ran or ran out of memory. The pass
+is not in JAX's XLA, so the answers with the pass are not run here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+# The H100 80GB's memory as CUDA reports it (torch.cuda.mem_get_info).
+H100_BYTES = 85_017_493_504
+
+
+def prepare(model: str, policy: str, batches: list[int], out: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    import keras
+
+    from remat_harness.fit_dump import StepTracer, default_signature, load_model
+
+    keras.mixed_precision.set_global_policy(policy)
+    built, signature = load_model(model)
+    tracer = StepTracer(built, signature or default_signature(built, None))
+    out.mkdir(parents=True, exist_ok=True)
+    for batch in batches:
+        (out / f"b{batch}.pb").write_bytes(bytes(tracer.hlo(batch, "hlo_serialized")))
+        print(out / f"b{batch}.pb")
+
+
+def _parameters(text: str) -> list[tuple[str, tuple[int, ...]]]:
+    head = text.split("\n", 1)[0]
+    start = head.index("entry_computation_layout={(") + len("entry_computation_layout={(")
+    layout = head[start : head.index(")->", start)]
+    return [
+        (dtype, tuple(int(d) for d in dims.split(",") if d))
+        for dtype, dims in re.findall(r"(\w+)\[([\d,]*)\]", layout)
+    ]
+
+
+def run(limit: int, protos: list[Path]) -> None:
+    os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "true"
+    os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{limit / H100_BYTES:.6f}"
+    import jax
+    import jax.numpy as jnp
+    from jax._src.lib import xla_client as xc
+
+    dtypes = {
+        "f32": jnp.float32,
+        "bf16": jnp.bfloat16,
+        "s32": jnp.int32,
+        "pred": jnp.bool_,
+        "f16": jnp.float16,
+        "s64": jnp.int64,
+        "u32": jnp.uint32,
+        "u8": jnp.uint8,
+    }
+    device = jax.devices()[0]
+    for path in protos:
+        record: dict = {"step": path.name, "limit": limit}
+        start = time.monotonic()
+        mlir = xc._xla.mlir.hlo_to_stablehlo(path.read_bytes())
+        exe = device.client.compile_and_load(mlir, xc.DeviceList((device,)), xc.CompileOptions())
+        record["compile_s"] = round(time.monotonic() - start, 1)
+        stats = exe.get_compiled_memory_stats()
+        record["allocation"] = (
+            stats.temp_size_in_bytes
+            + stats.argument_size_in_bytes
+            + stats.output_size_in_bytes
+            - stats.alias_size_in_bytes
+        )
+        args = [
+            jnp.zeros(shape, dtypes[d])
+            for d, shape in _parameters(exe.hlo_modules()[0].to_string())
+        ]
+        try:
+            for out in exe.execute(args):
+                out.block_until_ready()
+            record["ran"] = True
+        except Exception as e:  # noqa: BLE001 - out of memory is the answer
+            record["ran"] = False
+            record["error"] = str(e).splitlines()[0][:160]
+        record["peak_bytes_in_use"] = device.memory_stats()["peak_bytes_in_use"]
+        print(json.dumps(record), flush=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    pre = sub.add_parser("prepare")
+    pre.add_argument("--model", required=True)
+    pre.add_argument("--policy", default="float32")
+    pre.add_argument("--batches", required=True)
+    pre.add_argument("--out", type=Path, required=True)
+    go = sub.add_parser("run")
+    go.add_argument("--limit", type=int, required=True)
+    go.add_argument("protos", type=Path, nargs="+")
+    args = p.parse_args()
+    if args.command == "prepare":
+        prepare(args.model, args.policy, [int(b) for b in args.batches.split(",")], args.out)
+    else:
+        run(args.limit, args.protos)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
