@@ -46,6 +46,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests models scripts
 	$(BIN)/clang-format --dry-run --Werror $(CXX_SOURCES)
 	$(BIN)/python scripts/check_function_length.py
+	$(BIN)/python scripts/check_include_cycles.py
 
 # Google style, as XLA (.clang-format); `make lint` checks it.
 format: $(STAMP)

@@ -14,6 +14,7 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/remat_planner.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 

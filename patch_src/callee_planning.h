@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/planner_types.h"
 
 namespace xla {
 namespace remat {

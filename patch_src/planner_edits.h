@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/planner_values.h"
-#include "xla/service/remat/remat_planner.h"
 
 namespace xla {
 namespace remat {

@@ -29,7 +29,7 @@
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/move_log.h"
 #include "xla/service/remat/planner_liveness.h"
-#include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/service/remat/value_table.h"
 #include "xla/shape.h"

@@ -1,0 +1,171 @@
+// The planner's vocabulary: what a caller configures (PlannerConfig, with the
+// frontier search and `optimal`), what a plan's judge says (PlanVerdict) and
+// what the planner reports (PlannerResult). Apart from the planner itself
+// (remat_planner.h) so that its parts, which read the config and write the
+// result, need not include the planner.
+#ifndef XLA_SERVICE_REMAT_PLANNER_TYPES_H_
+#define XLA_SERVICE_REMAT_PLANNER_TYPES_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/optimal_result.h"
+#include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/remat_decision.h"
+
+namespace xla {
+namespace remat {
+
+// The simulator's verdict on a finished plan.
+struct PlanVerdict {
+  bool keep = true;
+  int64_t simulated_peak = 0;
+  std::string rejection;  // why not kept, for the report; empty when kept
+};
+
+// `optimal`: the MILP of optimal_model.h beside `path`'s plan.
+struct OptimalConfig {
+  // Longest chain of producers one recomputation may rebuild.
+  int depth = 2;
+  // For all the solves of one plan; past it `path`'s plan stands.
+  double time_limit_seconds = 60;
+  double relative_gap = 1e-4;
+  // Models with more columns are not solved: the time limit does not bound
+  // the root of the solver's search, whose time grows about as the cube of
+  // the columns. With a 5 s limit CBC ran 15.7 s on DenseNet-121's step for
+  // h100_sxm (33k columns) and 655 s on ResNet-164's CPU step (110k columns,
+  // 177k rows), where it found no plan.
+  int max_columns = 40000;
+};
+
+// The frontier search (plan_frontier.h): the plan search once per aim, each
+// plan judged by keep_plan, all on one planner; `choose` picks the point
+// kept (nullopt: none, the computation stays as given), whose search is
+// made again and applied. PlannerConfig::target_bytes is then only the
+// budget `choose` answers; no search aims at it.
+struct FrontierSearch {
+  std::vector<int64_t> aims;
+  std::function<std::optional<int>(absl::Span<const FrontierPoint>)> choose;
+};
+
+// The default PlannerConfig::out_of_line_factor.
+inline constexpr double kOutOfLineFactor = 8;
+
+struct PlannerConfig {
+  // Live bytes to reach at every position; 0 means as low as possible.
+  int64_t target_bytes = 0;
+  // A lower bound on the peak (memory_floor.h), or 0: aims below it are
+  // not tried when the budget is missed.
+  int64_t floor_bytes = 0;
+  // Values of this many bytes or fewer are never candidates.
+  int64_t min_candidate_bytes = 0;
+  // A recomputed value may itself be recomputed this many times.
+  int max_generations = 3;
+  bool recompute = true;
+  bool compress = false;
+  // `path`: chains of recomputation, then undo.
+  bool chains = false;
+  // Instructions in one chain, the value included.
+  int max_chain_length = 8;
+  // FLOPs the kept moves may add in all (cost_model.h's RecomputeFlops);
+  // negative: no cap. A move that would pass it is not made.
+  double max_extra_flops = -1;
+  // The rule on FLOPs per byte: no recomputation in the plan kept may spend
+  // more than this many times the plan's own FLOPs per byte of peak saved
+  // (the plan's extra FLOPs over the bytes it takes off the tracker's peak),
+  // a move's price being its FLOPs over what the peak rises by without it.
+  // Not where the plan meets the budget by keep_plan's figure: the budget
+  // comes first, and max_extra_flops bounds what it spends. 0: no rule.
+  double out_of_line_factor = kOutOfLineFactor;
+  // How the entry's outputs aliased with donated parameters are counted
+  // (memory_tracker.h): as the platform's figure counts them.
+  AliasedOutputs aliased_outputs = AliasedOutputs::kOwnBytes;
+  // Where a clone may still read a donated parameter (input_output_alias):
+  // true, right before the first instruction that writes an output aliased
+  // with it, as before an in-place writer; false, one position earlier. On
+  // GPU the later place lets a weight's layout copy be made again right
+  // before its fused update instead of held from the forward pass (ResNet-50
+  // on h100_sxm: 0.718 for +20.8% at 33%, 0.700 for +1.6%). On CPU the
+  // greedy plans it opens ended higher by HeapSimulator (MobileNetV2's step
+  // 0.528 to 0.544), so the CPU keeps the earlier place.
+  bool read_donated_until_written = false;
+  // The planned computation's memory model on its current schedule, when
+  // the caller has it (built otherwise).
+  std::shared_ptr<const ComputationMemory> entry_memory;
+  // Set for `optimal`: after `path` plans, the MILP's plan is made and the
+  // one the judge finds better kept (optimal_plan.h).
+  std::optional<OptimalConfig> optimal;
+  // Judges the finished plan on a copy of the module with it applied,
+  // before the module is touched; `keep` false takes every move back, so
+  // that the computation comes back as it was given. Unset: every plan is
+  // kept, and no move is taken back but `path`'s chains.
+  std::function<absl::StatusOr<PlanVerdict>(const HloModule& planned)>
+      keep_plan;
+  // Set (with keep_plan): the plan is chosen from the frontier of these
+  // aims instead of searched for at target_bytes. With `optimal`, the
+  // chosen plan is then compared with the MILP's at target_bytes.
+  std::optional<FrontierSearch> frontier;
+};
+
+enum class ChainsDropped {
+  kNo,
+  // The budget was missed, and single recomputations went lower by the
+  // platform's figure.
+  kWentLower,
+  // Both plans met the budget by the platform's figure; single
+  // recomputations spent less.
+  kCheaper,
+};
+
+struct PlannerResult {
+  int recomputed = 0;  // clones in the result
+  int compressed = 0;  // values kept compact in the result
+  int undone = 0;      // moves taken back: the peak held without them
+  // Of those, the ones the rule on FLOPs per byte took back.
+  int out_of_line = 0;
+  int compressible = 0;  // values that have a smaller compact form
+  int articulation_points = 0;
+  int instructions_added = 0;    // clones, copies and the bitcasts they need
+  int instructions_removed = 0;  // producers left with no use
+  bool plan_rejected = false;    // keep_plan said no: nothing applied
+  std::string rejection;         // keep_plan's reason, when it said no
+  // The plan kept left a move out, at a position where it has its peak,
+  // because the move would have passed max_extra_flops.
+  bool flops_capped = false;
+  double extra_flops = 0;  // of the moves kept
+  int pinned = 0;  // control edges keeping clones after their trigger point
+  int64_t initial_peak_bytes = 0;  // tracker, before the plan
+  int64_t planned_peak_bytes = 0;  // tracker, after the plan
+  int plans_tried = 0;             // sweeps of the schedule
+  double judge_seconds = 0;        // in keep_plan
+  // Whether `path` kept the plan of single recomputations instead of its
+  // chains, and why.
+  ChainsDropped chains_dropped = ChainsDropped::kNo;
+  OptimalResult optimal;
+  // The frontier search's points, in the order of its aims, and the one
+  // chosen (nullopt: none); empty without PlannerConfig::frontier.
+  std::vector<FrontierPoint> frontier;
+  std::optional<int> frontier_chosen;
+  // The platform's figure of the chosen plan as applied: its point's peak
+  // when the search made it again the same way.
+  int64_t frontier_applied_peak = 0;
+  std::vector<RematDecision> decisions;
+
+  // Adds the moves of a plan of another computation: its counts and its
+  // decisions after these. Facts of this plan (peaks, compressible values,
+  // articulation points, rejection) stay.
+  void AddMovesOf(PlannerResult other);
+};
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_PLANNER_TYPES_H_
