@@ -1,6 +1,6 @@
-// The rematerialization pass: schedule, run the chosen algorithm, verify,
-// measure. The in-tree compilers run it as an HloModulePass; the hlo-remat
-// CLI calls RunRemat directly to get the report.
+// The rematerialization pass as the in-tree compilers run it: an
+// HloModulePass around RunRemat (remat_driver.h), which the hlo-remat CLI
+// calls directly to get the report.
 #ifndef XLA_SERVICE_REMAT_REMAT_PASS_H_
 #define XLA_SERVICE_REMAT_REMAT_PASS_H_
 
@@ -12,20 +12,13 @@
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/pass/hlo_pass_interface.h"
+#include "xla/service/remat/remat_driver.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/remat_report.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
 namespace remat {
-
-// Runs the pass on `module` (scheduling it first) and reports what it did.
-// With options.enabled false the module is left untouched. `alias_info` is
-// the target's (GPU: GpuAliasInfo); null means XLA's default AliasInfo.
-absl::StatusOr<RematReport> RunRemat(HloModule* module,
-                                     const RematOptions& options,
-                                     const SizeFunction& size_fn,
-                                     const AliasInfo* alias_info = nullptr);
 
 class RematerializationPass : public HloModulePass {
  public:
