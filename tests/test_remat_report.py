@@ -45,3 +45,37 @@ def test_the_platform_figure_falls_back_to_the_heap_simulator(run_engine):
     assert typed.allocated("after") == raw["heap_sim_after_bytes"]
     flops = (raw["flops_after"] - raw["flops_before"]) / raw["flops_before"]
     assert typed.extra_flops_fraction == pytest.approx(flops)
+
+
+def test_every_field_is_a_key_an_engine_run_writes(run_engine, tmp_path):
+    """Both ways: the keys of a CPU run, an `optimal` run and a GPU run with
+    every optional figure are the dataclass's fields, no more, no fewer."""
+    from remat_harness.engine import run_hlo_remat
+    from tests.test_gpu_pipeline import AUTOTUNE_RESULTS, SMALL_MODEL
+
+    cpu = run_engine(hlo_cases.CHAIN, "--xla_rematerialization_mem_limit=0.5x")
+    optimal = run_engine(
+        hlo_cases.CHAIN,
+        "--xla_rematerialization_mem_limit=0.5x",
+        "--xla_rematerialization_algorithm=optimal",
+    )
+    (tmp_path / "small.hlo").write_text(SMALL_MODEL)
+    gpu = run_hlo_remat(
+        tmp_path / "small.hlo",
+        [
+            "--platform",
+            "gpu",
+            f"--gpu-autotune-results={AUTOTUNE_RESULTS}",
+            f"--wheel-reference-out={tmp_path / 'wheel.hlo'}",
+            "--xla_rematerialization_mem_limit=0.5x",
+            "--xla_rematerialization_algorithm=path",
+        ],
+        tmp_path / "gpu.json",
+        timeout_s=600,
+    )
+    written: set[str] = set()
+    for raw in (cpu.report, optimal.report, gpu.raw):
+        assert raw is not None
+        assert sorted(set(raw) - _NAMES) == [], "a key the dataclass does not name"
+        written |= set(raw)
+    assert sorted(_NAMES - written) == [], "a field no engine run writes"

@@ -89,6 +89,9 @@ class RematReport:
     # as its spec gives them.
     device_memory_bytes: int = 0
     compute_capability_major: int = 0
+    # `optimal` only: the solve and the plans it compared (what the MILP
+    # found, which plan was kept and why); None for the other algorithms.
+    optimal: dict[str, Any] | None = None
     # The frontier search's points and the one the budget chose
     # ({"chosen": i or None, "points": [{aim_bytes, peak_bytes, extra_flops,
     # kept, on_frontier}]}); None where the algorithm searches none.
