@@ -49,15 +49,6 @@ absl::Status CheckValid(xla::HloModule* module) {
   return absl::OkStatus();
 }
 
-xla::remat::GpuInstructionCounts Counts(const TupleProducers& counts) {
-  xla::remat::GpuInstructionCounts out;
-  out.instructions = counts.instructions;
-  out.fusions = counts.fusions;
-  out.multi_output_fusions = counts.multi_output_fusions;
-  out.tuple_custom_calls = counts.tuple_custom_calls;
-  return out;
-}
-
 // The wheel's own compile of `input`, and how it compares with `baseline`.
 absl::StatusOr<xla::remat::WheelReferenceFigures> WheelReference(
     GpuPipeline& pipeline, std::unique_ptr<xla::HloModule> input,
@@ -79,7 +70,7 @@ absl::StatusOr<xla::remat::WheelReferenceFigures> WheelReference(
   xla::remat::WheelReferenceFigures figures;
   figures.heap_sim_bytes = peak;
   figures.buffer_assignment_bytes = assigned.total_bytes;
-  figures.counts = Counts(CountTupleProducers(*reference));
+  figures.counts = CountTupleProducers(*reference);
   figures.text_equal = ours->ToString(print) == reference->ToString(print);
   return figures;
 }
@@ -167,13 +158,15 @@ absl::Status SetFinalFigures(GpuPipeline& pipeline,
   // while the options' memory limit here is still 0.
   report.budget_met = report.budget_bytes == 0 ||
                       report.allocation_after_bytes <= report.budget_bytes;
-  const TupleProducers counts_before = CountTupleProducers(baseline);
-  const TupleProducers counts_after = CountTupleProducers(optimized);
+  const xla::remat::GpuInstructionCounts counts_before =
+      CountTupleProducers(baseline);
+  const xla::remat::GpuInstructionCounts counts_after =
+      CountTupleProducers(optimized);
   report.instructions_before = counts_before.instructions;
   report.instructions_after = counts_after.instructions;
   report.multi_output_fusions = counts_after.multi_output_fusions;
-  gpu.baseline = Counts(counts_before);
-  gpu.final = Counts(counts_after);
+  gpu.baseline = counts_before;
+  gpu.final = counts_after;
   return absl::OkStatus();
 }
 

@@ -379,8 +379,9 @@ absl::StatusOr<BufferAssignmentFigures> GpuPipeline::AssignBuffers(
   return figures;
 }
 
-TupleProducers CountTupleProducers(const xla::HloModule& module) {
-  TupleProducers counts;
+xla::remat::GpuInstructionCounts CountTupleProducers(
+    const xla::HloModule& module) {
+  xla::remat::GpuInstructionCounts counts;
   counts.instructions = InstructionCount(module);
   for (const xla::HloComputation* computation : module.computations()) {
     if (computation->IsFusionComputation()) continue;

@@ -24,6 +24,7 @@
 #include "xla/hlo/pass/hlo_pass_interface.h"
 #include "xla/service/compiler.h"
 #include "xla/service/gpu/alias_info.h"
+#include "xla/service/remat/remat_report.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/stream_executor/device_description.h"
 #include "xla/stream_executor/device_description.pb.h"
@@ -111,13 +112,8 @@ class GpuPipeline {
 // Fusions whose result is a tuple (multi-output and horizontal fusions), and
 // other tuple-shaped producers (cuDNN/cuBLAS custom-calls returning scratch),
 // in the non-fusion computations of `module`.
-struct TupleProducers {
-  int64_t multi_output_fusions = 0;
-  int64_t tuple_custom_calls = 0;
-  int64_t fusions = 0;
-  int64_t instructions = 0;
-};
-TupleProducers CountTupleProducers(const xla::HloModule& module);
+xla::remat::GpuInstructionCounts CountTupleProducers(
+    const xla::HloModule& module);
 
 }  // namespace hlo_remat
 
