@@ -42,8 +42,23 @@ def prepare(model: str, policy: str, batches: list[int], out: Path) -> None:
     tracer = StepTracer(built, signature or default_signature(built, None))
     out.mkdir(parents=True, exist_ok=True)
     for batch in batches:
-        (out / f"b{batch}.pb").write_bytes(bytes(tracer.hlo(batch, "hlo_serialized")))
+        proto = _without_copies(bytes(tracer.hlo(batch, "hlo_serialized")))
+        (out / f"b{batch}.pb").write_bytes(proto)
         print(out / f"b{batch}.pb")
+
+
+def _without_copies(serialized: bytes) -> bytes:
+    """The module with each `copy` a same-shape `reshape`: JAX's StableHLO
+    import refuses `copy`, and both are the identity on TF's default layouts
+    (XLA's own copy insertion adds the copies the aliasing needs)."""
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    module = hlo_pb2.HloModuleProto.FromString(serialized)
+    for computation in module.computations:
+        for instruction in computation.instructions:
+            if instruction.opcode == "copy":
+                instruction.opcode = "reshape"
+    return module.SerializeToString()
 
 
 def _parameters(text: str) -> list[tuple[str, tuple[int, ...]]]:
@@ -60,6 +75,8 @@ def run(limit: int, protos: list[Path]) -> None:
     os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "true"
     os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{limit / H100_BYTES:.6f}"
     import jax
+
+    jax.config.update("jax_enable_x64", True)  # TF's steps take s64 counters
     import jax.numpy as jnp
     from jax._src.lib import xla_client as xc
 
@@ -97,7 +114,7 @@ def run(limit: int, protos: list[Path]) -> None:
             record["ran"] = True
         except Exception as e:  # noqa: BLE001 - out of memory is the answer
             record["ran"] = False
-            record["error"] = str(e).splitlines()[0][:160]
+            record["error"] = " ".join(str(e).split())[:600]
         record["peak_bytes_in_use"] = device.memory_stats()["peak_bytes_in_use"]
         print(json.dumps(record), flush=True)
 
