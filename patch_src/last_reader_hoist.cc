@@ -19,8 +19,8 @@
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/service/hlo_buffer.h"
 #include "xla/service/hlo_value.h"
+#include "xla/service/remat/alias_setup.h"
 #include "xla/service/remat/remat_candidates.h"
-#include "xla/service/remat/target_alias_info.h"
 #include "xla/shape.h"
 #include "xla/shape_util.h"
 #include "xla/tsl/platform/statusor.h"
@@ -221,9 +221,9 @@ absl::StatusOr<HoistResult> HoistLastReaders(HloModule* module,
     return absl::FailedPreconditionError(
         absl::StrCat("module ", module->name(), " has no schedule"));
   }
-  const TargetAliasInfo target_alias_info(alias_info);
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
-                      HloAliasAnalysis::Run(module, target_alias_info.get()));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<AliasSetup> aliases,
+                      AliasSetup::Run(*module, alias_info));
+  const HloAliasAnalysis* alias_analysis = &aliases->analysis();
   const std::vector<HloInstruction*>& given =
       module->schedule().sequence(entry).instructions();
   Order order(given);

@@ -13,7 +13,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_buffer.h"
 #include "xla/service/hlo_value.h"
-#include "xla/service/remat/target_alias_info.h"
+#include "xla/service/remat/alias_setup.h"
 #include "xla/tsl/platform/statusor.h"
 
 namespace xla {
@@ -21,14 +21,10 @@ namespace remat {
 
 absl::StatusOr<std::string> FindLiveRangeInterference(
     const HloModule& module, const AliasInfo* alias_info) {
-  if (!module.has_schedule()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("module ", module.name(), " has no schedule"));
-  }
-  const TargetAliasInfo target_alias_info(alias_info);
-  alias_info = target_alias_info.get();
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
-                      HloAliasAnalysis::Run(&module, alias_info));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<AliasSetup> aliases,
+                      AliasSetup::Run(module, alias_info));
+  alias_info = aliases->alias_info();
+  const HloAliasAnalysis* alias_analysis = &aliases->analysis();
   const SequentialHloOrdering ordering(module.schedule());
   const HloDataflowAnalysis& dataflow = alias_analysis->dataflow_analysis();
   // Only values of scheduled computations have an order; values inside

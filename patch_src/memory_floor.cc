@@ -16,7 +16,7 @@
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/service/hlo_buffer.h"
 #include "xla/service/hlo_value.h"
-#include "xla/service/remat/target_alias_info.h"
+#include "xla/service/remat/alias_setup.h"
 #include "xla/tsl/platform/statusor.h"
 
 namespace xla {
@@ -134,10 +134,10 @@ int64_t ReusableBytes(const HloAliasAnalysis& alias_analysis,
 absl::StatusOr<MemoryFloor> ComputeMemoryFloor(const HloModule& module,
                                                const SizeFunction& size_fn,
                                                const AliasInfo* alias_info) {
-  const TargetAliasInfo target_alias_info(alias_info);
-  alias_info = target_alias_info.get();
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
-                      HloAliasAnalysis::Run(&module, alias_info));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<AliasSetup> aliases,
+                      AliasSetup::Run(module, alias_info, ScheduleNeeded::kNo));
+  alias_info = aliases->alias_info();
+  const HloAliasAnalysis* alias_analysis = &aliases->analysis();
   const BufferFacts facts =
       CollectBufferFacts(*alias_analysis, size_fn, module.entry_computation());
 

@@ -14,7 +14,7 @@
 #include "xla/hlo/transforms/simplifiers/hlo_memory_scheduler.h"
 #include "xla/service/buffer_value.h"
 #include "xla/service/heap_simulator/heap_simulator.h"
-#include "xla/service/remat/target_alias_info.h"
+#include "xla/service/remat/alias_setup.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -65,27 +65,20 @@ absl::StatusOr<HloSchedule> RunScheduler(
 absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
                                           const SizeFunction& size_fn,
                                           const AliasInfo* alias_info) {
-  if (!module.has_schedule()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("module ", module.name(), " has no schedule"));
-  }
-  const TargetAliasInfo target_alias_info(alias_info);
-  alias_info = target_alias_info.get();
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
-                      HloAliasAnalysis::Run(&module, alias_info));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<AliasSetup> aliases,
+                      AliasSetup::Run(module, alias_info));
   LogicalBuffer::SizeFunction buffer_size = [&size_fn](const BufferValue& b) {
     return size_fn(b.shape());
   };
   return HeapSimulator::MinimumMemoryForModule(
-      module.schedule(), *alias_analysis, alias_info, &buffer_size);
+      module.schedule(), aliases->analysis(), aliases->alias_info(),
+      &buffer_size);
 }
 
 absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
                                                 RematScheduler kind,
                                                 const SizeFunction& size_fn,
                                                 const AliasInfo* alias_info) {
-  const TargetAliasInfo target_alias_info(alias_info);
-  alias_info = target_alias_info.get();
   ScheduleChoice best;
   std::unique_ptr<HloSchedule> best_schedule;
   if (kind == RematScheduler::kGiven) {
@@ -95,8 +88,11 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
   // module does not change between them.
   TF_ASSIGN_OR_RETURN(std::unique_ptr<TuplePointsToAnalysis> points_to,
                       TuplePointsToAnalysis::Run(module));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloAliasAnalysis> alias_analysis,
-                      HloAliasAnalysis::Run(module, alias_info));
+  TF_ASSIGN_OR_RETURN(
+      std::unique_ptr<AliasSetup> aliases,
+      AliasSetup::Run(*module, alias_info, ScheduleNeeded::kNo));
+  alias_info = aliases->alias_info();
+  const HloAliasAnalysis* alias_analysis = &aliases->analysis();
   const RematScheduler all[] = {RematScheduler::kList, RematScheduler::kDfs,
                                 RematScheduler::kPostorder};
   for (RematScheduler candidate : all) {
