@@ -47,14 +47,18 @@ def broken():
 """
 
 
-def _affine_runner(per_example: dict[str, float], fixed: float, calls: list[int]):
-    """Probes of a step whose figures grow by `per_example` bytes a batch."""
+def _affine_runner(
+    per_example: dict[str, float], fixed: float, calls: list[int], jump: tuple[int, int] = (0, 0)
+):
+    """Probes of a step whose figures grow by `per_example` bytes a batch,
+    and by `jump[1]` bytes more from batch `jump[0]` on."""
 
     def run(batches):
         out = []
         for b, _ in batches:
             calls.append(b)
-            f = {k: int(fixed + v * b) for k, v in per_example.items()}
+            extra = jump[1] if jump[0] and b >= jump[0] else 0
+            f = {k: int(fixed + v * b + extra) for k, v in per_example.items()}
             out.append(
                 Probe(
                     b,
@@ -86,6 +90,18 @@ def test_search_finds_each_largest_batch_exactly_and_quickly(start):
         assert result.brackets[answer].fails == expected + 1, answer
     assert len(calls) == len(set(calls)), "a batch compiled twice"
     assert len(calls) <= 14, calls
+
+
+def test_search_bisects_where_the_figure_jumps():
+    # MobileNetV2 for h100_sxm: 1.68 GB more from batch 2561 to 2562.
+    card = Card("h100_sxm", 77_000 * MIB, 0, 0)
+    calls: list[int] = []
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    slopes = dict.fromkeys(ANSWERS, 30 * MIB)
+    search(result, _affine_runner(slopes, 0, calls, jump=(2562, 1700 * MIB)), 16, 1 << 16)
+    # 30 MiB a batch reaches the card at 2566; the jump brings it to 2562.
+    assert all(result.brackets[a].fits == 2561 for a in ANSWERS)
+    assert len(calls) <= 20, calls
 
 
 def test_search_says_none_when_batch_one_does_not_fit():
