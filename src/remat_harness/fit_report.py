@@ -81,12 +81,25 @@ def plot_fit(result: FitResult, path: Path) -> Path:
         linestyle="--",
         label=f"{card.target}: {card.budget_bytes / GB:.1f} GB for the step",
     )
-    for answer in ANSWERS:
-        if result.brackets[answer].fits:
-            ax.axvline(result.brackets[answer].fits, color="grey", linestyle=":", linewidth=0.8)
+    for letter, answer in zip("abc", ANSWERS, strict=True):
+        batch = result.brackets[answer].fits
+        if batch:
+            ax.axvline(batch, color="grey", linestyle=":", linewidth=0.8)
+            ax.annotate(
+                f"({letter}) {batch}",
+                (batch, 1.0),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                va="top",
+                ha="right",
+                fontsize=8,
+                color="grey",
+            )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch size")
-    ax.set_ylabel("predicted allocation (GB, buffer assignment)")
+    ax.set_ylabel(
+        "predicted allocation (GB, buffer assignment)\nwith the pass: at the card's budget"
+    )
     ax.set_title(f"{result.source.model} ({result.source.policy}) on {card.target}")
     ax.legend(fontsize=8)
     fig.tight_layout()
