@@ -174,6 +174,19 @@ def test_fit_answers_a_small_model_on_a_small_card(engine, tmp_path):
     assert (tmp_path / "out" / "fit.png").stat().st_size > 0
 
 
+def test_fit_on_a_dask_cluster_gives_the_same_answers(engine, tmp_path):
+    args = ["--model", "small_model:build", "--gpu", "h100_sxm", "--memory", "1G"]
+    serial = _fit(tmp_path, *args)
+    assert serial.returncode == 0, serial.stdout + serial.stderr
+    alone = json.loads((tmp_path / "out" / "fit.json").read_text())["answers"]
+    clustered = _fit(tmp_path, *args, "--workers", "2")
+    assert clustered.returncode == 0, clustered.stdout + clustered.stderr
+    on_cluster = json.loads((tmp_path / "out" / "fit.json").read_text())["answers"]
+    assert {k: v["batch"] for k, v in on_cluster.items()} == {
+        k: v["batch"] for k, v in alone.items()
+    }
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
