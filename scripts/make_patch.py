@@ -155,14 +155,12 @@ WIRING: tuple[Wiring, ...] = (
     ),
 )
 
-# Bazel targets of the new package: name -> sources (headers found beside).
-# Every other patch_src/*.cc belongs to the engine, as in the CMake build.
-SMALL_TARGETS: dict[str, tuple[str, ...]] = {
-    "remat_options": ("remat_options.cc",),
-    "remat_flags": ("remat_flags.cc",),
-    "remat_hooks": ("remat_hooks.cc",),
+# Bazel targets of the new package: one per unit (a header and its .cc, named
+# by their stem), so that Bazel's layering check fails a wrong include. The
+# MILP solver's interface and its in-tree backend are one target.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "milp_solver": ("milp_solver.cc", "milp_solver_ortools.cc"),
 }
-ENGINE = "remat_engine"
 TEST_SUFFIX = "_test.cc"
 # Built out of tree only: the MILP solver there is HiGHS from the highspy wheel; in-tree the
 # engine takes milp_solver_ortools.cc (OR-Tools, which XLA already links).
@@ -174,38 +172,19 @@ IN_TREE_ONLY = frozenset({"milp_solver_ortools.cc"})
 GTEST_MAIN = "@com_google_googletest//:gtest_main"
 
 
-def engine_sources() -> tuple[str, ...]:
-    taken = {s for sources in SMALL_TARGETS.values() for s in sources}
-    return tuple(
-        sorted(
-            p.name
-            for p in PATCH_SRC.glob("*.cc")
-            if p.name not in taken
-            and p.name not in OUT_OF_TREE_ONLY
-            and not p.name.endswith(TEST_SUFFIX)
-        )
-    )
-
-
 def test_sources() -> tuple[str, ...]:
     """The GoogleTest unit tests beside the code they test: one xla_cc_test
     each, never part of a library (ctest runs them out of tree)."""
     return tuple(sorted(p.name for p in PATCH_SRC.glob(f"*{TEST_SUFFIX}")))
 
 
-def header_only() -> tuple[str, ...]:
-    """Headers without a .cc of their own: they belong to the engine."""
-    return tuple(
-        sorted(p.name for p in PATCH_SRC.glob("*.h") if not (PATCH_SRC / f"{p.stem}.cc").exists())
-    )
-
-
 def targets() -> dict[str, tuple[str, ...]]:
+    """Target (a unit's stem) -> its sources; its header is `<target>.h`."""
+    out_of_tree = {Path(name).stem for name in OUT_OF_TREE_ONLY}
+    units = sorted({p.stem for p in PATCH_SRC.glob("*.h")} - out_of_tree)
     return {
-        "remat_options": SMALL_TARGETS["remat_options"],
-        "remat_flags": SMALL_TARGETS["remat_flags"],
-        ENGINE: engine_sources(),
-        "remat_hooks": SMALL_TARGETS["remat_hooks"],
+        unit: GROUPS.get(unit) or ((f"{unit}.cc",) if (PATCH_SRC / f"{unit}.cc").exists() else ())
+        for unit in units
     }
 
 
@@ -236,13 +215,9 @@ def label_for(header: str) -> str:
         return LABEL_EXCEPTIONS[header]
     if header.startswith("xla/service/remat/"):
         name = Path(header).stem
-        for target, sources in targets().items():
-            stems = {Path(s).stem for s in sources}
-            if target == ENGINE:
-                stems |= {Path(h).stem for h in header_only()}
-            if name in stems:
-                return f":{target}"
-        raise SystemExit(f"make_patch: {header} belongs to no target")
+        if name not in targets():
+            raise SystemExit(f"make_patch: {header} belongs to no target")
+        return f":{name}"
     if header.startswith("xla/hlo/ir/"):
         return "//xla/hlo/ir:hlo"
     if header.startswith("absl/strings/"):
@@ -270,21 +245,21 @@ def build_file() -> str:
         ")",
     ]
     for target, sources in targets().items():
-        headers = sorted(
-            {f"{Path(s).stem}.h" for s in sources if (PATCH_SRC / f"{Path(s).stem}.h").exists()}
-            | (set(header_only()) if target == ENGINE else set())
-        )
+        header = f"{target}.h"
         deps: set[str] = set()
-        for name in (*sources, *headers):
-            for header in includes(PATCH_SRC / name):
-                label = label_for(header)
+        for name in (*sources, header):
+            for included in includes(PATCH_SRC / name):
+                label = label_for(included)
                 if label != f":{target}":
                     deps.add(label)
         lines += ["", "cc_library(", f'    name = "{target}",']
-        lines += ["    srcs = [", *[f'        "{s}",' for s in sources], "    ],"]
-        lines += ["    hdrs = [", *[f'        "{h}",' for h in headers], "    ],"]
+        if sources:
+            lines += ["    srcs = [", *[f'        "{s}",' for s in sources], "    ],"]
+        lines += [f'    hdrs = ["{header}"],']
         ordered = sorted(deps, key=lambda d: (not d.startswith(":"), d))
-        lines += ["    deps = [", *[f'        "{d}",' for d in ordered], "    ],", ")"]
+        if ordered:
+            lines += ["    deps = [", *[f'        "{d}",' for d in ordered], "    ],"]
+        lines += [")"]
     for source in test_sources():
         deps = {label_for(header) for header in includes(PATCH_SRC / source)} | {GTEST_MAIN}
         ordered = sorted(deps, key=lambda d: (not d.startswith(":"), d))

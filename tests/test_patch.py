@@ -289,3 +289,22 @@ def test_docker_cuda_defaults_are_the_releases():
     assert args["CUDA_VERSION"] == info["cuda_version"]
     assert args["CUDNN_VERSION"].split(".")[0] == info["cudnn_version"]
     assert args["CUDA_COMPUTE_CAPABILITIES"].split(",") == info["cuda_compute_capabilities"]
+
+
+def test_every_unit_is_a_target_that_declares_what_it_includes():
+    # One cc_library per unit (its header and .cc): Bazel's layering check
+    # then fails an include of a unit not declared as a dependency.
+    build = make_patch.build_file()
+    blocks = {
+        re.search(r'name = "(\w+)"', block).group(1): block
+        for block in build.split("\ncc_library(")[1:]
+    }
+    units = {p.stem for p in (REPO / "patch_src").glob("*.h")}
+    assert set(blocks) == units - {Path(n).stem for n in make_patch.OUT_OF_TREE_ONLY}
+    for unit, block in blocks.items():
+        block = block.split("xla_cc_test(")[0]
+        for source in re.findall(r'"(\w+\.(?:h|cc))"', block):
+            for header in make_patch.includes(REPO / "patch_src" / source):
+                stem = Path(header).stem
+                if header.startswith("xla/service/remat/") and stem != unit:
+                    assert f'":{stem}"' in block, f"{unit}: {source} includes {header}"
