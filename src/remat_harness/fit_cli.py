@@ -14,6 +14,7 @@ from remat_harness.engine import engine_build
 from remat_harness.fit import (
     DEFAULT_ALGORITHM,
     DEFAULT_MAX_EXTRA_FLOPS,
+    DEFAULT_PRECISION,
     Card,
     FitError,
     FitResult,
@@ -110,6 +111,13 @@ def add_fit_parser(sub: argparse._SubParsersAction) -> None:
         "--max-batch", type=int, default=1 << 16, help="the largest batch tried (default: 65536)"
     )
     fit.add_argument(
+        "--precision",
+        type=float,
+        default=DEFAULT_PRECISION,
+        help="stop when the largest batch that fits is known to this share of itself "
+        f"(0: to one batch; default: {DEFAULT_PRECISION}, below the prediction's own error)",
+    )
+    fit.add_argument(
         "--workers", type=int, default=0, help="compile on a local Dask cluster of N processes"
     )
     fit.add_argument(
@@ -186,7 +194,9 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
     memory = parse_memory(args.memory) if args.memory else None
     card = card_for(args.gpu, memory)
     source = ModelSource(args.model, POLICY_NAMES[args.policy], args.input_shape)
-    result = FitResult(source, card, args.algorithm, args.max_extra_flops)
+    if not 0 <= args.precision < 0.5:
+        raise FitError(f"--precision {args.precision}: a share in [0, 0.5) such as 0.01")
+    result = FitResult(source, card, args.algorithm, args.max_extra_flops, args.precision)
     dumps = StepDumps(source)
     cluster = ClusterSpec(args.workers, args.scheduler)
     try:
@@ -196,6 +206,7 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
             args.start,
             args.max_batch,
             _show(console, card.budget_bytes),
+            args.precision,
         )
     except RuntimeError as e:
         raise FitError(str(e).strip().splitlines()[-1]) from None
