@@ -118,6 +118,18 @@ def test_a_precision_of_one_percent_stops_within_it_with_fewer_compiles():
     assert len(calls) < len(exact_calls)
 
 
+def test_any_cost_is_never_below_the_capped_answer():
+    # The capped search can reach lower than the uncapped frontier's plan.
+    card = Card("h100_sxm", 1000 * MIB, 0, 0)
+    slopes = {"without": 3 * MIB, "capped": 1 * MIB, "any_cost": 2 * MIB}
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    search(result, _affine_runner(slopes, 0, []), 16, 1 << 16)
+    answers = result.to_json()["answers"]
+    assert answers["any_cost"]["batch"] == answers["capped"]["batch"] == 1000
+    assert answers["any_cost"]["plans_of"] == "capped"
+    assert answers["any_cost"]["xla_flags"] == answers["capped"]["xla_flags"]
+
+
 def test_search_says_none_when_batch_one_does_not_fit():
     card = Card("h100_sxm", 100 * MIB, 10 * MIB, 0)
     result = FitResult(ModelSource("m:b"), card, "path", 0.1)

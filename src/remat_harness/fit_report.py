@@ -56,10 +56,10 @@ def render_table(result: FitResult) -> Table:
 
 def gain_text(result: FitResult) -> str:
     """(b)/(a) and (c)/(a): how much larger a batch the pass buys."""
-    base = result.brackets["without"].fits
+    base = result.batch("without")
     if base == 0:
         return "batch 1 does not fit without the pass"
-    capped, free = result.brackets["capped"].fits, result.brackets["any_cost"].fits
+    capped, free = result.batch("capped"), result.batch("any_cost")
     return (
         f"the pass trains {capped / base:.2f}x the batch at <= "
         f"{100 * result.max_extra_flops:g}% extra FLOPs, {free / base:.2f}x at any cost"
@@ -82,7 +82,7 @@ def plot_fit(result: FitResult, path: Path) -> Path:
         label=f"{card.target}: {card.budget_bytes / GB:.1f} GB for the step",
     )
     for letter, answer in zip("abc", ANSWERS, strict=True):
-        batch = result.brackets[answer].fits
+        batch = result.batch(answer)
         if batch:
             ax.axvline(batch, color="grey", linestyle=":", linewidth=0.8)
             ax.annotate(
