@@ -422,6 +422,23 @@ class FitResult:
     probes: list[Probe] = field(default_factory=list)
     brackets: dict[str, Bracket] = field(default_factory=dict)
 
+    @classmethod
+    def from_json(cls, data: dict) -> FitResult:
+        """A result again from its fit.json, its answers recomputed from the
+        probes (so that a table made later reads them as this code does)."""
+        card = {k: v for k, v in data["card"].items() if k != "budget_bytes"}
+        result = cls(
+            ModelSource(**data["model"]),
+            Card(**card),
+            data["algorithm"],
+            data["max_extra_flops"],
+            data.get("precision", 0.0),
+            [Probe(**p) for p in data["probes"]],
+        )
+        result.brackets = {name: Bracket() for name in ANSWERS}
+        update(result.brackets, result.probes, result.card.budget_bytes)
+        return result
+
     def source_of(self, answer: str) -> str:
         """The answer whose plans give this one. "Any cost" includes the
         plans within the cap: where the capped search fitted a larger batch
