@@ -16,6 +16,7 @@
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
+#include "xla/service/remat/planner_test_util.h"
 #include "xla/service/remat/planner_values.h"
 #include "xla/service/remat/size_function.h"
 
@@ -40,43 +41,6 @@ ENTRY main {
   e = f32[256,256]{1,0} add(d, c)
   ROOT r = f32[256,256]{1,0} add(e, a)
 })";
-
-// A planner state on an HLO text, every value defined before position `at`
-// active.
-class PlannerStateTest : public ::testing::Test {
- protected:
-  void Build(absl::string_view hlo, bool chains, int at) {
-    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
-        ParseAndReturnUnverifiedModule(hlo);
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
-    module_ = std::move(*parsed);
-    absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
-        AnalyzeCosts(*module_, PlainBytes);
-    ASSERT_TRUE(costs.ok()) << costs.status();
-    costs_ = std::move(*costs);
-    PlannerConfig config;
-    config.target_bytes = 1;
-    config.chains = chains;
-    state_ = std::make_unique<PlannerState>(module_.get(),
-                                            module_->entry_computation(),
-                                            config, PlainBytes, *costs_);
-    ASSERT_TRUE(state_->Init().ok());
-    for (int slot = 0; slot < at; ++slot) {
-      for (int index : state_->values().DefinedAt(slot)) {
-        state_->values().Activate(index);
-      }
-    }
-  }
-
-  int Index(absl::string_view name) const {
-    return state_->values().IndexOf(
-        module_->entry_computation()->GetInstructionWithName(name));
-  }
-
-  std::unique_ptr<HloModule> module_;
-  std::unique_ptr<RematCostAnalysis> costs_;
-  std::unique_ptr<PlannerState> state_;
-};
 
 // The recomputation of `a` scored at `kAt` on kLateUse.
 class PlannerEditsTest : public PlannerStateTest {

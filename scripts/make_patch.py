@@ -170,6 +170,9 @@ OUT_OF_TREE_ONLY = frozenset({"milp_solver_highs.cc", "highs_c_api_1_15_1.h"})
 IN_TREE_ONLY = frozenset({"milp_solver_ortools.cc"})
 # What every unit test links: GoogleTest with its main(), as upstream XLA tests do.
 GTEST_MAIN = "@com_google_googletest//:gtest_main"
+GTEST = "@com_google_googletest//:gtest"
+# Headers of test tools (planner_test_util.h): testonly targets.
+TEST_UTIL_SUFFIX = "_test_util"
 
 
 def test_sources() -> tuple[str, ...]:
@@ -253,6 +256,10 @@ def build_file() -> str:
                 if label != f":{target}":
                     deps.add(label)
         lines += ["", "cc_library(", f'    name = "{target}",']
+        if target.endswith(TEST_UTIL_SUFFIX):
+            # Test tools: for the tests only, with GoogleTest they build on.
+            lines += ["    testonly = True,"]
+            deps.add(GTEST)
         if sources:
             lines += ["    srcs = [", *[f'        "{s}",' for s in sources], "    ],"]
         lines += [f'    hdrs = ["{header}"],']

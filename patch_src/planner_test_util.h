@@ -1,0 +1,62 @@
+// Test tools for the planner's units: a planner state built on an HLO text.
+#ifndef XLA_SERVICE_REMAT_PLANNER_TEST_UTIL_H_
+#define XLA_SERVICE_REMAT_PLANNER_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/planner_types.h"
+#include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/size_function.h"
+
+namespace xla {
+namespace remat {
+
+// A planner state on an HLO text, every value defined before position `at`
+// active.
+class PlannerStateTest : public ::testing::Test {
+ protected:
+  void Build(absl::string_view hlo, bool chains, int at) {
+    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
+        ParseAndReturnUnverifiedModule(hlo);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    module_ = std::move(*parsed);
+    absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
+        AnalyzeCosts(*module_, PlainBytes);
+    ASSERT_TRUE(costs.ok()) << costs.status();
+    costs_ = std::move(*costs);
+    PlannerConfig config;
+    config.target_bytes = 1;
+    config.chains = chains;
+    state_ = std::make_unique<PlannerState>(module_.get(),
+                                            module_->entry_computation(),
+                                            config, PlainBytes, *costs_);
+    ASSERT_TRUE(state_->Init().ok());
+    for (int slot = 0; slot < at; ++slot) {
+      for (int index : state_->values().DefinedAt(slot)) {
+        state_->values().Activate(index);
+      }
+    }
+  }
+
+  int Index(absl::string_view name) const {
+    return state_->values().IndexOf(
+        module_->entry_computation()->GetInstructionWithName(name));
+  }
+
+  std::unique_ptr<HloModule> module_;
+  std::unique_ptr<RematCostAnalysis> costs_;
+  std::unique_ptr<PlannerState> state_;
+};
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_PLANNER_TEST_UTIL_H_
