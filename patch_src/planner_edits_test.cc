@@ -18,6 +18,7 @@
 #include "xla/service/remat/planner_scoring.h"
 #include "xla/service/remat/planner_test_util.h"
 #include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
@@ -27,20 +28,6 @@ namespace {
 namespace m = ::xla::match;
 
 constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
-
-// `a` waits from the start for the root; recomputing it from the parameter
-// there frees it across the middle.
-constexpr absl::string_view kLateUse = R"(
-HloModule late_use, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} add(d, c)
-  ROOT r = f32[256,256]{1,0} add(e, a)
-})";
 
 // The recomputation of `a` scored at `kAt` on kLateUse.
 class PlannerEditsTest : public PlannerStateTest {

@@ -6,24 +6,11 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/planner_test_util.h"
 #include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/remat_test_util.h"
 
 namespace xla {
 namespace remat {
 namespace {
-
-// p, a, b, c, d, e, r at slots 0..6: `a` is read by `b` at 2 and waits for
-// the root at 6.
-constexpr absl::string_view kLateUse = R"(
-HloModule late_use, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} add(d, c)
-  ROOT r = f32[256,256]{1,0} add(e, a)
-})";
 
 class PlannerScoringTest : public PlannerStateTest {
  protected:

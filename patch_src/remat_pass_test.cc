@@ -22,6 +22,7 @@
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/remat_report.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -33,41 +34,6 @@ namespace m = ::xla::match;
 
 // Every value of the hand-written modules below is f32[256,256].
 constexpr int64_t kValue = 256 * 256 * 4;
-
-// `a`, `b` and `c` stay live across the middle of the chain for the late
-// adds; `a` is cheap to recompute from `p`, which is live anyway.
-constexpr absl::string_view kChain = R"(
-HloModule chain, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} exponential(d)
-  f = f32[256,256]{1,0} add(e, c)
-  g = f32[256,256]{1,0} add(f, b)
-  ROOT r = f32[256,256]{1,0} add(g, a)
-})";
-
-// `c` is live across the t-region, but its operand `b` and b's operand `a`
-// die early: recomputing `c` alone keeps `b` alive (no gain); only the whole
-// chain a -> b -> c, from the parameter, frees memory.
-constexpr absl::string_view kPathChain = R"(
-HloModule path_chain, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} negate(a)
-  c = f32[256,256]{1,0} exponential(b)
-  e0 = f32[256,256]{1,0} add(c, p)
-  t1 = f32[256,256]{1,0} negate(e0)
-  t2 = f32[256,256]{1,0} exponential(t1)
-  t3 = f32[256,256]{1,0} add(t2, t1)
-  t4 = f32[256,256]{1,0} negate(t3)
-  t5 = f32[256,256]{1,0} add(t4, t3)
-  ROOT r = f32[256,256]{1,0} add(t5, c)
-})";
 
 // The custom-call's value is live across the peak but may not be
 // recomputed (an opaque kernel): only `a` can move.
@@ -116,61 +82,6 @@ ENTRY main {
   f = f32[256,256]{1,0} add(e, d)
   late = f32[256,256]{1,0} add(f, wt)
   ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(new_w, late)
-})";
-
-// `b` leaves the module: recomputing it frees nothing.
-constexpr absl::string_view kTupleOutput = R"(
-HloModule tuple_output, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} add(d, a)
-  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(e, b)
-})";
-
-constexpr absl::string_view kWhileLoop = R"(
-HloModule while_loop, is_scheduled=true
-cond {
-  s = (s32[], f32[128,128]{1,0}) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(4)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[128,128]{1,0}) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  v = f32[128,128]{1,0} get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  i2 = s32[] add(i, one)
-  v2 = f32[128,128]{1,0} tanh(v)
-  ROOT out = (s32[], f32[128,128]{1,0}) tuple(i2, v2)
-}
-ENTRY main {
-  p = f32[128,128]{1,0} parameter(0)
-  a = f32[128,128]{1,0} exponential(p)
-  b = f32[128,128]{1,0} tanh(a)
-  zero = s32[] constant(0)
-  init = (s32[], f32[128,128]{1,0}) tuple(zero, b)
-  loop = (s32[], f32[128,128]{1,0}) while(init), condition=cond, body=body
-  res = f32[128,128]{1,0} get-tuple-element(loop), index=1
-  c = f32[128,128]{1,0} add(res, a)
-  ROOT r = f32[128,128]{1,0} add(c, p)
-})";
-
-// `small` (64 KiB) is the only value worth recomputing (the dots cannot
-// write over an operand).
-constexpr absl::string_view kSmallNode = R"(
-HloModule small_node, is_scheduled=true
-ENTRY main {
-  p = f32[128,128]{1,0} parameter(0)
-  small = f32[128,128]{1,0} exponential(p)
-  b = f32[128,128]{1,0} tanh(small)
-  c = f32[128,128]{1,0} dot(b, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  d = f32[128,128]{1,0} dot(c, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT r = f32[128,128]{1,0} add(d, small)
 })";
 
 RematOptions Options(int64_t budget_bytes,

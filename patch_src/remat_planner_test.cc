@@ -22,6 +22,7 @@
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -32,39 +33,6 @@ namespace {
 namespace m = ::xla::match;
 
 constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
-
-// `a`, `b`, `c` wait across the middle for the late adds; `a` is one
-// exponential of the parameter away.
-constexpr absl::string_view kChain = R"(
-HloModule chain, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} exponential(d)
-  f = f32[256,256]{1,0} add(e, c)
-  g = f32[256,256]{1,0} add(f, b)
-  ROOT r = f32[256,256]{1,0} add(g, a)
-})";
-
-// Only the whole chain a -> b -> c, rebuilt from the parameter, frees memory.
-constexpr absl::string_view kPathChain = R"(
-HloModule path_chain, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} negate(a)
-  c = f32[256,256]{1,0} exponential(b)
-  e0 = f32[256,256]{1,0} add(c, p)
-  t1 = f32[256,256]{1,0} negate(e0)
-  t2 = f32[256,256]{1,0} exponential(t1)
-  t3 = f32[256,256]{1,0} add(t2, t1)
-  t4 = f32[256,256]{1,0} negate(t3)
-  t5 = f32[256,256]{1,0} add(t4, t3)
-  ROOT r = f32[256,256]{1,0} add(t5, c)
-})";
 
 // `w` is donated to output {0}, written by `new_w`, which reads `wt`, the
 // copy of `w` the forward pass read first.

@@ -3,24 +3,22 @@ hand-solved cases of the pass itself live beside it in C++ (patch_src/*_test.cc)
 
 from __future__ import annotations
 
-# 256x256 f32 = 262,144 bytes per value. `a`, `b` and `c` stay live across the
-# middle of the chain for the late adds; `a` is cheap to recompute from `p`,
-# which is live anyway (an entry parameter).
-CHAIN = """
-HloModule chain, is_scheduled=true
+import re
+from pathlib import Path
 
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} exponential(d)
-  f = f32[256,256]{1,0} add(e, c)
-  g = f32[256,256]{1,0} add(f, b)
-  ROOT r = f32[256,256]{1,0} add(g, a)
-}
-"""
+# Modules the C++ unit tests plan on too: one copy, in patch_src/remat_test_util.h.
+_SHARED = (Path(__file__).resolve().parents[1] / "patch_src" / "remat_test_util.h").read_text()
+
+
+def _shared(name: str) -> str:
+    """The HLO text of `name` (kChain) in remat_test_util.h."""
+    found = re.search(rf'constexpr absl::string_view {name} = R"\((.*?)\)";', _SHARED, re.S)
+    if found is None:
+        raise KeyError(f"{name} is not in patch_src/remat_test_util.h")
+    return found.group(1)
+
+
+CHAIN = _shared("kChain")
 
 DIAMOND = """
 HloModule diamond, is_scheduled=true
@@ -63,52 +61,9 @@ ENTRY main {
 }
 """
 
-TUPLE_OUTPUT = """
-HloModule tuple_output, is_scheduled=true
+TUPLE_OUTPUT = _shared("kTupleOutput")
 
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} add(d, a)
-  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(e, b)
-}
-"""
-
-WHILE_LOOP = """
-HloModule while_loop, is_scheduled=true
-
-cond {
-  s = (s32[], f32[128,128]{1,0}) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(4)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-body {
-  s = (s32[], f32[128,128]{1,0}) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  v = f32[128,128]{1,0} get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  i2 = s32[] add(i, one)
-  v2 = f32[128,128]{1,0} tanh(v)
-  ROOT out = (s32[], f32[128,128]{1,0}) tuple(i2, v2)
-}
-
-ENTRY main {
-  p = f32[128,128]{1,0} parameter(0)
-  a = f32[128,128]{1,0} exponential(p)
-  b = f32[128,128]{1,0} tanh(a)
-  zero = s32[] constant(0)
-  init = (s32[], f32[128,128]{1,0}) tuple(zero, b)
-  loop = (s32[], f32[128,128]{1,0}) while(init), condition=cond, body=body
-  res = f32[128,128]{1,0} get-tuple-element(loop), index=1
-  c = f32[128,128]{1,0} add(res, a)
-  ROOT r = f32[128,128]{1,0} add(c, p)
-}
-"""
+WHILE_LOOP = _shared("kWhileLoop")
 
 CONDITIONAL = """
 HloModule conditional, is_scheduled=true
@@ -136,21 +91,7 @@ ENTRY main {
 """
 
 
-# `small` (64 KiB) is the only candidate, and recomputing it lowers the peak
-# (the dots cannot write over an operand); with a small-node limit of 1 MiB it
-# must stay.
-SMALL_NODE = """
-HloModule small_node, is_scheduled=true
-
-ENTRY main {
-  p = f32[128,128]{1,0} parameter(0)
-  small = f32[128,128]{1,0} exponential(p)
-  b = f32[128,128]{1,0} tanh(small)
-  c = f32[128,128]{1,0} dot(b, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  d = f32[128,128]{1,0} dot(c, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT r = f32[128,128]{1,0} add(d, small)
-}
-"""
+SMALL_NODE = _shared("kSmallNode")
 
 # Not scheduled: the engine must schedule it itself.
 UNSCHEDULED = CHAIN.replace(", is_scheduled=true", "")
@@ -230,24 +171,4 @@ ENTRY main {
 }
 """
 
-# `c` is live across the t-region; its operand `b` and b's operand `a` die
-# early, so recomputing `c` alone would keep `b` alive (no gain): only the
-# whole chain a -> b -> c, recomputed from the parameter, frees memory. The
-# parameter also feeds e0, so a and b are not articulation points.
-PATH_CHAIN = """
-HloModule path_chain, is_scheduled=true
-
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} negate(a)
-  c = f32[256,256]{1,0} exponential(b)
-  e0 = f32[256,256]{1,0} add(c, p)
-  t1 = f32[256,256]{1,0} negate(e0)
-  t2 = f32[256,256]{1,0} exponential(t1)
-  t3 = f32[256,256]{1,0} add(t2, t1)
-  t4 = f32[256,256]{1,0} negate(t3)
-  t5 = f32[256,256]{1,0} add(t4, t3)
-  ROOT r = f32[256,256]{1,0} add(t5, c)
-}
-"""
+PATH_CHAIN = _shared("kPathChain")

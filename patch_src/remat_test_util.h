@@ -1,0 +1,119 @@
+// Test tools shared by the engine's unit tests: HLO modules several tests
+// plan on. tests/hlo_cases.py reads the same modules from this file, so that
+// the C++ and the Python tests hold one copy.
+#ifndef XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
+#define XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
+
+#include "absl/strings/string_view.h"
+
+namespace xla {
+namespace remat {
+
+// `a`, `b` and `c` stay live across the middle of the chain for the late
+// adds; `a` is cheap to recompute from `p`, which is live anyway.
+inline constexpr absl::string_view kChain = R"(
+HloModule chain, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} exponential(d)
+  f = f32[256,256]{1,0} add(e, c)
+  g = f32[256,256]{1,0} add(f, b)
+  ROOT r = f32[256,256]{1,0} add(g, a)
+})";
+
+// `c` is live across the t-region, but its operand `b` and b's operand `a`
+// die early: recomputing `c` alone keeps `b` alive (no gain); only the whole
+// chain a -> b -> c, from the parameter, frees memory.
+inline constexpr absl::string_view kPathChain = R"(
+HloModule path_chain, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} negate(a)
+  c = f32[256,256]{1,0} exponential(b)
+  e0 = f32[256,256]{1,0} add(c, p)
+  t1 = f32[256,256]{1,0} negate(e0)
+  t2 = f32[256,256]{1,0} exponential(t1)
+  t3 = f32[256,256]{1,0} add(t2, t1)
+  t4 = f32[256,256]{1,0} negate(t3)
+  t5 = f32[256,256]{1,0} add(t4, t3)
+  ROOT r = f32[256,256]{1,0} add(t5, c)
+})";
+
+inline constexpr absl::string_view kWhileLoop = R"(
+HloModule while_loop, is_scheduled=true
+cond {
+  s = (s32[], f32[128,128]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[128,128]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[128,128]{1,0} get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[128,128]{1,0} tanh(v)
+  ROOT out = (s32[], f32[128,128]{1,0}) tuple(i2, v2)
+}
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  a = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(a)
+  zero = s32[] constant(0)
+  init = (s32[], f32[128,128]{1,0}) tuple(zero, b)
+  loop = (s32[], f32[128,128]{1,0}) while(init), condition=cond, body=body
+  res = f32[128,128]{1,0} get-tuple-element(loop), index=1
+  c = f32[128,128]{1,0} add(res, a)
+  ROOT r = f32[128,128]{1,0} add(c, p)
+})";
+
+// `b` leaves the module: recomputing it frees nothing.
+inline constexpr absl::string_view kTupleOutput = R"(
+HloModule tuple_output, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} add(d, a)
+  ROOT t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(e, b)
+})";
+
+// `small` (64 KiB) is the only value worth recomputing (the dots cannot
+// write over an operand).
+inline constexpr absl::string_view kSmallNode = R"(
+HloModule small_node, is_scheduled=true
+ENTRY main {
+  p = f32[128,128]{1,0} parameter(0)
+  small = f32[128,128]{1,0} exponential(p)
+  b = f32[128,128]{1,0} tanh(small)
+  c = f32[128,128]{1,0} dot(b, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[128,128]{1,0} dot(c, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[128,128]{1,0} add(d, small)
+})";
+
+// `a` waits from the start for the root; recomputing it from the parameter
+// there frees it across the middle.
+inline constexpr absl::string_view kLateUse = R"(
+HloModule late_use, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} add(d, c)
+  ROOT r = f32[256,256]{1,0} add(e, a)
+})";
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
