@@ -493,22 +493,11 @@ class RematDriver {
   // The planner's tracker and the simulator may disagree (operand buffer
   // reuse, loop state): the plan is judged by the platform's figure before
   // it is applied, against the schedule it started from.
-  // After copy insertion (the GPU hook) a plan is also refused when its
-  // order makes two values of one buffer live at once: Verify() would fail
-  // the compile on it.
   absl::StatusOr<PlanVerdict> Judge(const HloModule& planned) const {
     TF_ASSIGN_OR_RETURN(
         int64_t peak,
         MeasureMemory(planned, size_fn_, alias_info_, options_.memory_figure));
     std::string why = PlanRejection(allocation_scheduled_, peak);
-    if (why.empty() && check_sharing_) {
-      TF_ASSIGN_OR_RETURN(const std::string clash,
-                          FindLiveRangeInterference(planned, alias_info_));
-      if (!clash.empty()) {
-        why = absl::StrCat("breaks the buffer sharing copy insertion chose (",
-                           clash, ")");
-      }
-    }
     const bool keep = why.empty();
     return PlanVerdict{keep, peak, std::move(why)};
   }
@@ -595,6 +584,17 @@ class RematDriver {
     config.keep_plan = [this](const HloModule& planned) {
       return Judge(planned);
     };
+    if (check_sharing_) {
+      // After copy insertion (the GPU hook) the plan applied must not make
+      // two values of one buffer live at once: Verify() would fail the
+      // compile on it. Checked of the chosen plan, not of every point.
+      config.applicable =
+          [this](const HloModule& planned) -> absl::StatusOr<bool> {
+        TF_ASSIGN_OR_RETURN(const std::string clash,
+                            FindLiveRangeInterference(planned, alias_info_));
+        return clash.empty();
+      };
+    }
     config.frontier = Frontier();
     if (config.frontier->aims.empty()) {
       report_.AddNote(absl::StrCat("the schedule is at the floor (",

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>  // NOLINT(build/c++11): the judge's time, for the report
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -147,6 +148,15 @@ class Planner {
   }
   absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy() {
     return remat::PlannedCopy(state_);
+  }
+  // Whether the plan in hand may be applied (PlannerConfig::applicable;
+  // unset: always).
+  absl::StatusOr<bool> Applicable(
+      const std::function<absl::StatusOr<bool>(const HloModule&)>& check) {
+    if (check == nullptr || !has_moves()) return true;
+    TF_RETURN_IF_ERROR(DropTakenBack());
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned, PlannedCopy());
+    return check(*planned);
   }
   absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
   double kept_flops() const { return state_.moves().KeptFlops(); }
@@ -1233,9 +1243,9 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
     points.push_back(aimed.point);
     capped |= planner.capped_at_peak();
   }
-  const std::optional<int> chosen = config.frontier->choose(points);
+  std::optional<int> chosen = config.frontier->choose(points);
   PlannerResult result;
-  if (chosen.has_value()) {
+  while (chosen.has_value()) {
     TF_ASSIGN_OR_RETURN(
         AimedPlan aimed,
         PlanAimedAt(planner, config, points[*chosen].aim_bytes));
@@ -1246,9 +1256,18 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
       TF_ASSIGN_OR_RETURN(aimed.best, at_budget.CompareWithOptimum(aimed.best));
       TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
     }
+    TF_ASSIGN_OR_RETURN(const bool applicable,
+                        planner.Applicable(config.applicable));
+    if (!applicable) {
+      points[*chosen].kept = false;
+      chosen = config.frontier->choose(points);
+      continue;
+    }
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.frontier_applied_peak = aimed.point.peak_bytes;
-  } else {
+    break;
+  }
+  if (!chosen.has_value()) {
     TF_RETURN_IF_ERROR(planner.StartSearch(config));
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.flops_capped = capped;
