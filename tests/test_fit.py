@@ -110,9 +110,9 @@ def test_a_precision_of_one_percent_stops_within_it_with_fewer_compiles():
     exact_calls: list[int] = []
     calls: list[int] = []
     for precision, log in ((0.0, exact_calls), (0.01, calls)):
-        result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+        result = FitResult(ModelSource("m:b"), card, "path", 0.1, precision)
         runner = _affine_runner(slopes, 0, log, jump=(2562, 1700 * MIB))
-        search(result, runner, 16, 1 << 16, precision=precision)
+        search(result, runner, 16, 1 << 16)
     for b in result.brackets.values():
         assert b.fits <= 2561 < b.fails <= b.fits + 25
     assert len(calls) < len(exact_calls)

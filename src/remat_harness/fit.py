@@ -23,6 +23,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -99,7 +100,7 @@ def card_for(target: str, memory_bytes: int | None = None) -> Card:
         hlo.write_text(_TINY_HLO)
         run = run_hlo_remat(hlo, [*gpu_flags(target), *MEASURE_ONLY.args()], Path(tmp) / "r.json")
     if run.returncode != 0 or run.report is None:
-        raise FitError(f"--gpu {target}: {run.stderr.strip().splitlines()[-1:]}")
+        raise FitError(f"--gpu {target}: {' '.join(run.stderr.strip().splitlines()[-1:])}")
     memory = memory_bytes or run.report.device_memory_bytes
     return Card(target, memory, tensorflow_reserve(memory, run.report.compute_capability_major))
 
@@ -251,10 +252,6 @@ def pass_flags(card: Card, algorithm: str, cap: float | None) -> RematFlags:
     return RematFlags(budget=card.budget_bytes, algorithm=algorithm, max_extra_flops=limit)
 
 
-def _extra(report: RematReport) -> float:
-    return report.flops_after / report.flops_before - 1 if report.flops_before else 0.0
-
-
 def _compile(hlo: Path, card: Card, flags: RematFlags, report: Path) -> RematReport:
     run = run_hlo_remat(hlo, [*gpu_flags(card.target), *flags.args()], report, timeout_s=1800)
     if run.returncode != 0 or run.report is None:
@@ -268,14 +265,15 @@ def _plans(report: RematReport) -> list[tuple[int, float]]:
     flops = max(report.flops_before, 1.0)
     points = (report.frontier or {}).get("points", [])
     plans = [(p["peak_bytes"], p["extra_flops"] / flops) for p in points if p["usable"]]
-    return [*plans, (report.allocated("after"), _extra(report)), (report.allocated("before"), 0)]
+    applied = (report.allocated("after"), report.extra_flops_fraction)
+    return [*plans, applied, (report.allocated("before"), 0)]
 
 
 def _answer_figures(report: RematReport, limit: int, cap: float | None) -> tuple[int, float, int]:
     """(figure, extra FLOPs, reach) with the plans within `cap` (None: any)."""
     plans = [(peak, extra) for peak, extra in _plans(report) if cap is None or extra <= cap]
     reach = min(peak for peak, _ in plans)
-    after, extra = report.allocated("after"), _extra(report)
+    after, extra = report.allocated("after"), report.extra_flops_fraction
     if after <= limit and (cap is None or extra <= cap):
         return after, extra, reach
     lowest = min(plans)
@@ -291,7 +289,7 @@ def _pass_reports(
     if "any_cost" in needs:
         free = _compile(hlo, card, pass_flags(card, algorithm, None), tmp / "free.json")
     if "capped" in needs:
-        spared = free is not None and free.budget_met and _extra(free) <= cap
+        spared = free is not None and free.budget_met and free.extra_flops_fraction <= cap
         capped = free if spared else None
         if capped is None:
             capped = _compile(hlo, card, pass_flags(card, algorithm, cap), tmp / "cap.json")
@@ -305,8 +303,6 @@ def probe_batch(
     the pass, one compile that measures; with it, the pass at the card's
     budget, without a cap and with it. An engine failure with the pass is
     recorded, and the batch judged without it."""
-    import time
-
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         if needs <= {"without"}:
@@ -526,11 +522,10 @@ def search(
     start: int,
     max_batch: int,
     progress: Callable[[Probe], None] = lambda p: None,
-    precision: float = 0.0,
 ) -> FitResult:
     """Finds the three answers: probes grow by doubling (or the affine
-    guess, if nearer), then close each bracket to one batch, or to
-    `precision` of it."""
+    guess, if nearer), then close each bracket to one batch, or to the
+    result's precision of it."""
     limit = result.card.budget_bytes
     result.brackets = {name: Bracket() for name in ANSWERS}
     batches = [start]
@@ -539,9 +534,7 @@ def search(
             result.probes.append(probe)
             progress(probe)
         update(result.brackets, result.probes, limit)
-        batches = [
-            b
-            for b in next_batches(result.brackets, result.probes, limit, max_batch, precision)
-            if b not in {p.batch for p in result.probes}
-        ]
+        seen = {p.batch for p in result.probes}
+        wanted = next_batches(result.brackets, result.probes, limit, max_batch, result.precision)
+        batches = [b for b in wanted if b not in seen]
     return result

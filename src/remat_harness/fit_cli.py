@@ -28,6 +28,7 @@ from remat_harness.fit import (
 from remat_harness.fit_report import gain_text, render_table, write_outputs
 from remat_harness.gpu import check_gpu_target
 from remat_harness.paths import REPORTS_DIR
+from remat_harness.sweep import size_bytes
 
 POLICY_NAMES = {
     "f32": "float32",
@@ -35,20 +36,12 @@ POLICY_NAMES = {
     "bf16": "mixed_bfloat16",
     "mixed_bfloat16": "mixed_bfloat16",
 }
-_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def parse_memory(text: str) -> int:
     """ "40G", "40GB", "40GiB" or "81559M": powers of 1024, as nvidia-smi's
     MiB and the engine's sizes read."""
-    upper = text.strip().upper().removesuffix("IB").removesuffix("B")
-    try:
-        if upper[-1:] in _UNITS:
-            value = int(float(upper[:-1]) * _UNITS[upper[-1]])
-        else:
-            value = int(upper)
-    except ValueError:
-        value = 0
+    value = size_bytes(text) or 0
     if value < (1 << 20):
         raise FitError(f"--memory {text}: expected a size such as 40G or 81559M")
     return value
@@ -191,11 +184,11 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         raise FitError(f"--model {args.model}: expected pkg.module:build or a .keras file")
     if args.model.endswith(".keras") and not Path(args.model).is_file():
         raise FitError(f"--model {args.model}: no such file")
+    if not 0 <= args.precision < 0.5:
+        raise FitError(f"--precision {args.precision}: a share in [0, 0.5) such as 0.01")
     memory = parse_memory(args.memory) if args.memory else None
     card = card_for(args.gpu, memory)
     source = ModelSource(args.model, POLICY_NAMES[args.policy], args.input_shape)
-    if not 0 <= args.precision < 0.5:
-        raise FitError(f"--precision {args.precision}: a share in [0, 0.5) such as 0.01")
     result = FitResult(source, card, args.algorithm, args.max_extra_flops, args.precision)
     dumps = StepDumps(source)
     cluster = ClusterSpec(args.workers, args.scheduler)
@@ -206,7 +199,6 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
             args.start,
             args.max_batch,
             _show(console, card.budget_bytes),
-            args.precision,
         )
     except RuntimeError as e:
         raise FitError(str(e).strip().splitlines()[-1]) from None

@@ -39,8 +39,9 @@ def render_table(result: FitResult) -> Table:
     )
     for column in ("", "largest batch", "predicted allocation", "extra FLOPs", "XLA_FLAGS"):
         table.add_column(column, overflow="fold")
+    answers = result.to_json()["answers"]
     for answer in ANSWERS:
-        record = result.to_json()["answers"][answer]
+        record = answers[answer]
         if record is None:
             table.add_row(_title(result, answer), "none: batch 1 does not fit", "", "", "")
             continue

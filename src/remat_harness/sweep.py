@@ -177,6 +177,9 @@ _SUFFIXES = {
     "KB": 1 << 10,
     "MB": 1 << 20,
     "GB": 1 << 30,
+    "T": 1 << 40,
+    "TIB": 1 << 40,
+    "TB": 1 << 40,
 }
 
 
@@ -222,14 +225,27 @@ def budget_bytes(budget: str, baseline: int) -> int:
                 "bytes add a suffix (512M)"
             )
         return value
+    value = size_bytes(text)
+    if value is None:
+        raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}")
+    return value
+
+
+def size_bytes(text: str) -> int | None:
+    """The bytes a size names: a whole number, or a number with K, M, G or T
+    (KB, KiB, ...: powers of 1024, as the engine reads them); None when it
+    names none."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
     upper = text.upper()
     for suffix in sorted(_SUFFIXES, key=len, reverse=True):
         if upper.endswith(suffix):
             try:
                 return int(float(upper[: -len(suffix)]) * _SUFFIXES[suffix])
             except ValueError:
-                break
-    raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}")
+                return None
+    return None
 
 
 def load_results(path: Path) -> dict[str, dict]:
