@@ -48,7 +48,7 @@ def run_cell(
     except (DumpError, ValueError) as e:
         return record | {"error": f"does not build: {str(e).splitlines()[-1][:200]}"}
     record["dump_seconds"] = time.monotonic() - started
-    cell_dir = out / device.replace(":", "_") / model
+    cell_dir = cell_dir_of(out, record)
     try:
         run = run_frontier(
             hlo, cell_dir, "path", target, BUDGETS, True, time_limit, check_numerics=not target
@@ -68,22 +68,42 @@ def run_cell(
     }
     for budget, nbytes in zip(BUDGETS, run.budgets, strict=True):
         record[budget] = cell_answer(f, nbytes, run.bounds.get(nbytes))
-        if milp_seconds > 0 and record[budget]["flops_ok"] is False:
-            record[budget]["milp"] = milp_at_the_peak(
-                cell_dir / "graph.json", f, record[budget], milp_seconds
-            )
+    add_milp(record, cell_dir, milp_seconds)
     return record
 
 
-def milp_at_the_peak(graph_path: Path, f: Frontier, answer: dict, seconds: float) -> dict:
+def cell_dir_of(out: Path, record: dict) -> Path:
+    return out / record["device"].replace(":", "_") / record["model"]
+
+
+def add_milp(record: dict, cell_dir: Path, seconds: float) -> bool:
+    """The MILP beside each answer over the FLOPs target that has none yet;
+    whether one was added."""
+    added = False
+    for budget in BUDGETS:
+        answer = record.get(budget)
+        if seconds > 0 and answer and answer["flops_ok"] is False and "milp" not in answer:
+            answer["milp"] = milp_at_the_peak(cell_dir, answer, seconds)
+            added = True
+    return added
+
+
+def milp_at_the_peak(cell_dir: Path, answer: dict, seconds: float) -> dict:
     """Where the answer spends more than the FLOPs target: the least extra
     FLOPs the fixed-schedule MILP (chains of up to MILP_DEPTH producers)
-    needs to reach the answer's peak, in the planner's count (the same share
-    of the planner's figure before as the peak is of the platform's). Says
-    whether the bound is loose (the MILP spends as much) or the search
-    overspends."""
-    graph = load_graph(graph_path)
-    planner_bytes = int(answer["peak_bytes"] * graph.peak_bytes / max(f.allocation_before_bytes, 1))
+    needs to reach the answer's peak in the planner's count. Says whether
+    the bound is loose (the MILP spends as much) or the search overspends.
+    The planner's count of the applied plan (the first budget's) is in the
+    run's report; another point's is estimated as the same share of the
+    planner's figure before as its peak is of the platform's (low: the
+    planner counts apart more of what the platform shares after a plan)."""
+    graph = load_graph(cell_dir / "graph.json")
+    report = json.loads((cell_dir / "report.json").read_text())
+    if answer["peak_bytes"] == report["allocation_after_bytes"]:
+        planner_bytes = report["peak_after_bytes"]
+    else:
+        before = max(report["allocation_before_bytes"], 1)
+        planner_bytes = int(answer["peak_bytes"] * graph.peak_bytes / before)
     solved = solve_min_flops(graph, planner_bytes, MILP_DEPTH, seconds)
     return {
         "status": solved.status,
@@ -184,6 +204,9 @@ def main() -> int:
         for line in results.read_text().splitlines():
             r = json.loads(line)
             done[(r["model"], r["device"])] = r
+    filled = [r for r in done.values() if add_milp(r, cell_dir_of(args.out, r), args.milp)]
+    if filled:
+        results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
     for device in args.devices.split(","):
         for model in models:
             if (model, device) in done:

@@ -34,7 +34,7 @@ def test_an_answer_over_the_flops_target_shows_the_milp_at_its_peak(tmp_path: Pa
     run = run_frontier(step, tmp_path, budgets=("0.33",), with_bound=True, time_limit_s=20)
     nbytes = run.budgets[0]
     answer = catalogue_table.cell_answer(run.frontier, nbytes, run.bounds.get(nbytes))
-    milp = catalogue_table.milp_at_the_peak(tmp_path / "graph.json", run.frontier, answer, 30)
+    milp = catalogue_table.milp_at_the_peak(tmp_path, answer, 30)
     assert milp["status"] and milp["seconds"] > 0
     # Solved, it reaches the peak: a plan, however dear; else it says why not.
     assert milp["extra_flops"] is None or milp["extra_flops"] >= 0
