@@ -14,6 +14,7 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -23,43 +24,6 @@ namespace {
 
 constexpr int64_t kBig = 256 * 256 * 4;  // f32[256,256]
 constexpr int64_t kRow = 256 * 4;        // f32[256]
-
-// `dw` reads `x` and `dy` last, at the end, and defines one row: a weight
-// gradient the scheduler left behind the rest of the step (m1..m3).
-// The reduction and the fused weight gradient (a row of x * dy) the modules
-// below call.
-constexpr absl::string_view kGradientComputations = R"(
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-fused_gradient {
-  in_x = f32[256,256]{1,0} parameter(0)
-  in_dy = f32[256,256]{1,0} parameter(1)
-  product = f32[256,256]{1,0} multiply(in_x, in_dy)
-  init = f32[] constant(0)
-  ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
-}
-)";
-
-// A module of `kGradientComputations` and `entry`, scheduled as written.
-std::string GradientModule(absl::string_view entry) {
-  return absl::StrCat("HloModule gradient, is_scheduled=true\n",
-                      kGradientComputations, entry);
-}
-
-constexpr absl::string_view kLateGradient = R"(
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  x = f32[256,256]{1,0} exponential(p)
-  dy = f32[256,256]{1,0} tanh(p)
-  m1 = f32[256,256]{1,0} negate(p)
-  m2 = f32[256,256]{1,0} exponential(m1)
-  m3 = f32[256,256]{1,0} tanh(m2)
-  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
-  ROOT out = (f32[256]{0}, f32[256,256]{1,0}) tuple(dw, m3)
-})";
 
 struct Hoisted {
   std::unique_ptr<HloModule> module;

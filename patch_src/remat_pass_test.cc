@@ -467,38 +467,13 @@ TEST(RematPassTest, TheHloPassSaysWhetherItChangedTheModule) {
   }
 }
 
-// A weight gradient (`dw`) the scheduler left behind the rest of the step:
-// on the GPU's figure the pass runs it right after what it reads. Values of
-// 1 MiB or less are no candidates here, so that the new order is the only
-// change the pass makes.
-constexpr absl::string_view kLateGradientOnly = R"(
-HloModule late_gradient, is_scheduled=true
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-fused_gradient {
-  in_x = f32[256,256]{1,0} parameter(0)
-  in_dy = f32[256,256]{1,0} parameter(1)
-  product = f32[256,256]{1,0} multiply(in_x, in_dy)
-  init = f32[] constant(0)
-  ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
-}
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  x = f32[256,256]{1,0} exponential(p)
-  dy = f32[256,256]{1,0} tanh(p)
-  m1 = f32[256,256]{1,0} negate(p)
-  m2 = f32[256,256]{1,0} exponential(m1)
-  m3 = f32[256,256]{1,0} tanh(m2)
-  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
-  ROOT out = (f32[256]{0}, f32[256,256]{1,0}) tuple(dw, m3)
-})";
-
+// A weight gradient (`dw`, kLateGradient) the scheduler left behind the rest
+// of the step: on the GPU's figure the pass runs it right after what it
+// reads. Values of 1 MiB or less are no candidates here, so that the new
+// order is the only change the pass makes.
 TEST(RematPassTest, ANewOrderAloneIsAChange) {
   absl::StatusOr<std::unique_ptr<HloModule>> module =
-      ParseAndReturnUnverifiedModule(kLateGradientOnly);
+      ParseAndReturnUnverifiedModule(GradientModule(kLateGradient));
   ASSERT_TRUE(module.ok()) << module.status();
   RematOptions options = Options(1);
   options.scheduler = RematScheduler::kGiven;

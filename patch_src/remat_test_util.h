@@ -4,6 +4,9 @@
 #ifndef XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
 #define XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace xla {
@@ -111,6 +114,43 @@ ENTRY main {
   d = f32[256,256]{1,0} tanh(c)
   e = f32[256,256]{1,0} add(d, c)
   ROOT r = f32[256,256]{1,0} add(e, a)
+})";
+
+// `dw` reads `x` and `dy` last, at the end, and defines one row: a weight
+// gradient the scheduler left behind the rest of the step (m1..m3).
+// The reduction and the fused weight gradient (a row of x * dy) the modules
+// below call.
+inline constexpr absl::string_view kGradientComputations = R"(
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused_gradient {
+  in_x = f32[256,256]{1,0} parameter(0)
+  in_dy = f32[256,256]{1,0} parameter(1)
+  product = f32[256,256]{1,0} multiply(in_x, in_dy)
+  init = f32[] constant(0)
+  ROOT rows = f32[256]{0} reduce(product, init), dimensions={0}, to_apply=sum
+}
+)";
+
+// A module of `kGradientComputations` and `entry`, scheduled as written.
+inline std::string GradientModule(absl::string_view entry) {
+  return absl::StrCat("HloModule gradient, is_scheduled=true\n",
+                      kGradientComputations, entry);
+}
+
+inline constexpr absl::string_view kLateGradient = R"(
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  dy = f32[256,256]{1,0} tanh(p)
+  m1 = f32[256,256]{1,0} negate(p)
+  m2 = f32[256,256]{1,0} exponential(m1)
+  m3 = f32[256,256]{1,0} tanh(m2)
+  dw = f32[256]{0} fusion(x, dy), kind=kInput, calls=fused_gradient
+  ROOT out = (f32[256]{0}, f32[256,256]{1,0}) tuple(dw, m3)
 })";
 
 }  // namespace remat
