@@ -4,20 +4,10 @@ literals."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from remat_harness.paths import REPO_ROOT
-
-
-def _checker():
-    spec = importlib.util.spec_from_file_location(
-        "check_function_length", REPO_ROOT / "scripts" / "check_function_length.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.script_modules import load_script
 
 
 def test_a_long_function_is_found_and_literals_do_not_count(tmp_path: Path):
@@ -32,7 +22,7 @@ def test_a_long_function_is_found_and_literals_do_not_count(tmp_path: Path):
     )
     path = tmp_path / "long.cc"
     path.write_text(source)
-    found = _checker().long_functions(path, limit=100)
+    found = load_script("check_function_length").long_functions(path, limit=100)
     assert len(found) == 1
     first, length = found[0]
     assert source.splitlines()[first - 1].startswith("    const {")
@@ -40,7 +30,7 @@ def test_a_long_function_is_found_and_literals_do_not_count(tmp_path: Path):
 
 
 def test_the_engine_has_no_function_over_the_limit():
-    checker = _checker()
+    checker = load_script("check_function_length")
     for folder in checker.FOLDERS:
         for path in sorted((REPO_ROOT / folder).glob("*.[ch]*")):
             assert checker.long_functions(path) == [], path

@@ -5,31 +5,20 @@ the same engine runs as before."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
 import pytest
 
 from remat_harness import sweep as sweep_module
 from remat_harness.hlo_dump import ModelSpec
-from remat_harness.paths import REPO_ROOT
 from remat_harness.sweep import Cell, ModelCache, failure, load_report, load_results
+from tests.script_modules import load_script
 
 SPEC = ModelSpec.parse("20")
 
 
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-gpu_table = _script("gpu_table")
-bench = _script("bench_scaling")
+gpu_table = load_script("gpu_table")
+bench = load_script("bench_scaling")
 
 
 def _stale_results(path):
