@@ -24,7 +24,7 @@ from remat_harness.catalogue import catalogue_names
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
 from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
-from remat_harness.optimum import load_graph, solve_min_flops
+from remat_harness.optimum import Graph, load_graph, solve_min_flops
 from remat_harness.optimum_bound import BoundResult
 from remat_harness.optimum_run import step_hlo
 from remat_harness.paths import REPORTS_DIR
@@ -79,26 +79,33 @@ def cell_dir_of(out: Path, record: dict) -> Path:
 def add_milp(record: dict, cell_dir: Path, seconds: float) -> bool:
     """The MILP beside each answer over the FLOPs target that has none yet;
     whether one was added."""
-    added = False
-    for budget in BUDGETS:
-        answer = record.get(budget)
-        if seconds > 0 and answer and answer["flops_ok"] is False and "milp" not in answer:
-            answer["milp"] = milp_at_the_peak(cell_dir, answer, seconds)
-            added = True
-    return added
-
-
-def milp_at_the_peak(cell_dir: Path, answer: dict, seconds: float) -> dict:
-    """Where the answer spends more than the FLOPs target: the least extra
-    FLOPs the fixed-schedule MILP (chains of up to MILP_DEPTH producers)
-    needs to reach the answer's peak in the planner's count. Says whether
-    the bound is loose (the MILP spends as much) or the search overspends.
-    The planner's count of the applied plan (the first budget's) is in the
-    run's report; another point's is estimated as the same share of the
-    planner's figure before as its peak is of the platform's (low: the
-    planner counts apart more of what the platform shares after a plan)."""
+    wanted = [
+        record[budget]
+        for budget in BUDGETS
+        if seconds > 0
+        and record.get(budget)
+        and record[budget]["flops_ok"] is False
+        and "milp" not in record[budget]
+    ]
+    if not wanted:
+        return False
     graph = load_graph(cell_dir / "graph.json")
     report = json.loads((cell_dir / "report.json").read_text())
+    for answer in wanted:
+        answer["milp"] = milp_at_the_peak(graph, report, answer, seconds)
+    return True
+
+
+def milp_at_the_peak(graph: Graph, report: dict, answer: dict, seconds: float) -> dict:
+    """Where the answer spends more than the FLOPs target: the least extra
+    FLOPs the fixed-schedule MILP (chains of up to MILP_DEPTH producers) on
+    the cell's `graph` needs to reach the answer's peak in the planner's
+    count. Says whether the bound is loose (the MILP spends as much) or the
+    search overspends. The planner's count of the applied plan (the first
+    budget's) is in the run's `report`; another point's is estimated as the
+    same share of the planner's figure before as its peak is of the
+    platform's (low: the planner counts apart more of what the platform
+    shares after a plan)."""
     if answer["peak_bytes"] == report["allocation_after_bytes"]:
         planner_bytes = report["peak_after_bytes"]
     else:
