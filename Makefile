@@ -47,6 +47,7 @@ lint: $(STAMP)
 	$(BIN)/clang-format --dry-run --Werror $(CXX_SOURCES)
 	$(BIN)/python scripts/check_function_length.py
 	$(BIN)/python scripts/check_include_cycles.py
+	$(BIN)/python scripts/check_flag_names.py
 
 # Google style, as XLA (.clang-format); `make lint` checks it.
 format: $(STAMP)

@@ -106,11 +106,8 @@ def ignored_remat_flags_warning(
     runs in plain TensorFlow and XLA never sees the flags.
     """
     xla_flags = env.get("XLA_FLAGS", "").split()
-    remat = [
-        f
-        for f in xla_flags
-        if f.startswith(("--xla_use_hlo_rematerialization", "--xla_rematerialization_"))
-    ]
+    # The pass's flags are the XLA flags named for it (remat_flag_table.cc).
+    remat = [f for f in xla_flags if f.startswith("--xla_") and "rematerialization" in f]
     if not remat or enable_xla:
         return None
     tf_xla_flags = env.get("TF_XLA_FLAGS", "").split()

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
@@ -29,6 +30,7 @@
 #include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_dump.h"
+#include "xla/service/remat/remat_flag_table.h"
 #include "xla/service/remat/remat_graph.h"
 #include "xla/service/remat/remat_planner.h"
 #include "xla/service/remat/remat_schedule.h"
@@ -107,12 +109,12 @@ absl::Status CheckLiveRanges(const HloModule& module,
         "rematerialization broke the buffer sharing copy insertion chose: ",
         clash));
   }
+  const absl::string_view flag = RematFlagName(RematFlagId::kScheduler);
   return absl::InvalidArgumentError(absl::StrCat(
-      "--xla_rematerialization_scheduler=", SchedulerName(options.scheduler),
+      "--", flag, "=", SchedulerName(options.scheduler),
       " re-ordered a module whose copies were chosen for its old order: ",
-      clash,
-      ". Here (after copy insertion, as on the GPU hook) use "
-      "--xla_rematerialization_scheduler=given, the default there"));
+      clash, ". Here (after copy insertion, as on the GPU hook) use --", flag,
+      "=", SchedulerName(RematScheduler::kGiven), ", the default there"));
 }
 
 constexpr char kNothingCompact[] =
@@ -214,11 +216,11 @@ class RematDriver {
   absl::Status CheckDumpFolder() const {
     if ((options_.dump_dot || options_.dump_memlog) &&
         options_.dump_dir.empty()) {
-      return absl::InvalidArgumentError(
-          "--xla_rematerialization_dump_dot and "
-          "--xla_rematerialization_dump_memlog "
-          "need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
-          "hlo-remat");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", RematFlagName(RematFlagId::kDumpDot), " and --",
+          RematFlagName(RematFlagId::kDumpMemlog),
+          " need a dump folder: --xla_dump_to in XLA_FLAGS, or --dump-dir for "
+          "hlo-remat"));
     }
     return absl::OkStatus();
   }
@@ -340,10 +342,11 @@ class RematDriver {
       ScopedPhase phase(&report_, "schedule");
       if (options_.scheduler == RematScheduler::kGiven) {
         if (!had_schedule_) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "--xla_rematerialization_scheduler=given keeps the module's "
-              "schedule, but module ",
-              module_->name(), " has none"));
+          return absl::FailedPreconditionError(
+              absl::StrCat("--", RematFlagName(RematFlagId::kScheduler), "=",
+                           SchedulerName(RematScheduler::kGiven),
+                           " keeps the module's schedule, but module ",
+                           module_->name(), " has none"));
         }
         report_.scheduler_chosen = "given";
         report_.heap_sim_scheduled_bytes = report_.heap_sim_before_bytes;
@@ -733,8 +736,8 @@ class RematDriver {
         report_.allocation_after_bytes <= options_.memory_limit_bytes;
     if (!report_.budget_met && report_.stopped_by_flops_cap) {
       report_.AddNote(absl::StrCat(
-          "the compute cap (--xla_rematerialization_max_extra_flops=",
-          options_.max_extra_flops_fraction,
+          "the compute cap (--", RematFlagName(RematFlagId::kMaxExtraFlops),
+          "=", options_.max_extra_flops_fraction,
           " of the module's FLOPs), not the budget, stopped the plan"));
     }
     if (!report_.budget_met && HadLoopStateOvercount()) {

@@ -10,6 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "xla/service/remat/remat_flag_table.h"
+#include "xla/service/remat/remat_options.h"
 
 namespace xla {
 namespace remat {
@@ -35,29 +37,25 @@ bool Apply(const std::string& flag) {
   return true;
 }
 
-constexpr char kUsage[] =
-    "Rematerialization pass (xla/service/remat); see the project README.";
-
 }  // namespace
 
 void AppendRematFlags(std::vector<tsl::Flag>* flag_list) {
-  // tsl::Flag keeps the name pointer: the names live as long as the process.
-  static const absl::NoDestructor<std::vector<std::string>> names(
-      RematFlagNames());
-  for (const std::string& name : *names) {
-    if (IsSwitchFlag(name)) {
+  // tsl::Flag keeps the name pointer: the table lives as long as the process.
+  for (const RematFlag& flag : RematFlagTable()) {
+    const std::string& name = flag.name;
+    if (flag.is_switch()) {
       flag_list->push_back(tsl::Flag(
           name.c_str(), std::function<bool(bool)>([&name](bool on) {
             return Apply(absl::StrCat("--", name, "=", on ? "true" : "false"));
           }),
-          false, kUsage));
+          false, flag.help));
     } else {
       flag_list->push_back(tsl::Flag(
           name.c_str(),
           std::function<bool(std::string)>([&name](std::string value) {
             return Apply(absl::StrCat("--", name, "=", value));
           }),
-          "", kUsage));
+          "", flag.help));
     }
   }
 }

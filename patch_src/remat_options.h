@@ -1,17 +1,13 @@
-// Options of the rematerialization pass and their parser.
-//
-// The options are spelled exactly as the XLA_FLAGS that enable them, so the
-// out-of-tree CLI and the in-tree flag registration share one parser and one
-// set of error messages.
+// Options of the rematerialization pass. The flags that set them, with their
+// parser, are declared once in remat_flag_table.h.
 #ifndef XLA_SERVICE_REMAT_REMAT_OPTIONS_H_
 #define XLA_SERVICE_REMAT_REMAT_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace xla {
@@ -59,10 +55,9 @@ struct RematOptions {
   // Values of this many MiB or less are never candidates; 0 disables.
   double small_node_limit_mib = 0;
   // Extra FLOPs a plan may spend, as a fraction of the module's; negative:
-  // no cap. The default stops plans that buy a few percent of memory with
-  // several times the step's compute (DenseNet-121 on GPU: +154% FLOPs for
-  // 16% less memory), and leaves the ResNets' and Transformer's plans (at
-  // most +18% at a third of the peak) alone.
+  // no cap. The default stops plans that buy a little memory with several
+  // times the step's compute, and leaves alone plans that spend a few tenths
+  // of it (docs/measured.md has the figures behind it).
   double max_extra_flops_fraction = kDefaultMaxExtraFlops;
   // Seconds `optimal` gives its solver.
   double optimal_seconds = kDefaultOptimalSeconds;
@@ -90,48 +85,22 @@ struct RematOptions {
   }
 };
 
+// Each algorithm's and scheduler's name, as the flags spell it.
 absl::string_view AlgorithmName(RematAlgorithm algorithm);
 absl::string_view SchedulerName(RematScheduler scheduler);
+std::vector<absl::string_view> AlgorithmNames();
+std::vector<absl::string_view> SchedulerNames();
 
-// Parses "1073741824", "512M", "1.5GiB", "64KiB"... into bytes. K/M/G and
-// KiB/MiB/GiB are all powers of 1024, as XLA users expect of memory sizes.
-absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
-
-absl::StatusOr<RematAlgorithm> ParseAlgorithm(absl::string_view text);
-absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text);
-
-// Applies one flag ("--xla_rematerialization_algorithm=path") to `options`.
-// Returns NotFound for a flag that is not one of ours (so callers can pass it
-// on), InvalidArgument naming the flag, the value and the choices otherwise.
-absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options);
-
-// Splits an XLA_FLAGS-style string on whitespace and applies our flags,
-// ignoring everyone else's.
-absl::Status ApplyRematFlagsFromString(absl::string_view xla_flags,
-                                       RematOptions& options);
+// The algorithm or scheduler `name` spells (schedulers in any case: "DFS" is
+// the documented spelling, "dfs" is accepted), or nullopt.
+std::optional<RematAlgorithm> AlgorithmNamed(absl::string_view name);
+std::optional<RematScheduler> SchedulerNamed(absl::string_view name);
 
 // The options as the GPU hook runs them. There the pass follows copy
 // insertion and the latency-hiding scheduler, both of which chose for the
 // incoming order: an unset (or "default") scheduler means kGiven, and a named
 // one is checked for live-range interference after the pass.
 RematOptions OptionsAfterCopyInsertion(RematOptions options);
-
-// Names of all flags, for help texts and registration.
-std::vector<std::string> RematFlagNames();
-
-// A flag as --help shows it: the word for its value ("" for a switch), its
-// default, and what it does in one line.
-struct RematFlagDoc {
-  std::string name;
-  std::string value;
-  std::string default_text;
-  std::string help;
-};
-std::vector<RematFlagDoc> RematFlagDocs();
-
-// True for the flags that are switches (--flag, --flag=false) rather than
-// flags that take a value.
-bool IsSwitchFlag(absl::string_view name);
 
 }  // namespace remat
 }  // namespace xla

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from remat_harness.cli import main as harness
 from remat_harness.paths import REPORTS_DIR
-from remat_harness.sweep import SCHEDULERS
+from remat_harness.sweep import compared_schedulers
 
 BUDGETS = "0.8,0.6,0.5,0.4,0.3"
 
@@ -43,7 +43,7 @@ def main() -> int:
     full = [m for m in models if m in args.all_schedulers_for.split(",")]
     rest = [m for m in models if m not in full]
     plain = 0
-    for group, schedulers in ((full, ",".join(SCHEDULERS)), (rest, "default")):
+    for group, schedulers in ((full, ",".join(compared_schedulers())), (rest, "default")):
         if group:
             plain = max(
                 plain,

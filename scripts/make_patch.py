@@ -94,7 +94,7 @@ WIRING: tuple[Wiring, ...] = (
     ),
     Wiring(
         f"{XLA}/service/gpu/gpu_compiler.cc",
-        "--xla_rematerialization_disable_cuda disables the multi-output fusion passes",
+        "the disable_cuda flag disables the multi-output fusion passes",
         (
             "  if (options.slice_size > 0) {",
             "    module->mutable_config().set_partition_size(options.slice_size);",

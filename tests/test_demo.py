@@ -11,9 +11,10 @@ import json
 import pytest
 from rich.console import Console
 
-from remat_harness.demo import DEMO_ALGORITHMS, demo_plan, run_demo, run_gpu_demo
+from remat_harness.demo import demo_algorithms, demo_plan, run_demo, run_gpu_demo
+from remat_harness.flag_table import algorithms
 from remat_harness.hlo_dump import ModelSpec
-from remat_harness.sweep import ALGORITHMS, SCHEDULERS, budget_bytes, load_results
+from remat_harness.sweep import budget_bytes, compared_schedulers, load_results
 
 SPEC = ModelSpec.parse("20")
 
@@ -35,7 +36,7 @@ def test_the_cpu_demo_writes_its_summary(tmp_path):
         check_numerics=False,
     )
     assert rows and all(row.report is not None for row in rows), [r.error for r in rows]
-    assert [row.scheduler for row in rows] == list(SCHEDULERS)
+    assert [row.scheduler for row in rows] == list(compared_schedulers())
     summary = json.loads((tmp_path / f"{SPEC.key}.summary.json").read_text())
     assert [row["report"]["algorithm"] for row in summary] == ["path"] * len(rows)
     assert "path" in out.getvalue() and "met" in out.getvalue()
@@ -55,11 +56,11 @@ def test_the_cpu_demo_writes_its_summary(tmp_path):
 
 def test_the_demo_plans_are_the_cells_it_always_ran():
     # Every algorithm but `optimal`, whose solver would hold each cell for a minute.
-    assert DEMO_ALGORITHMS[0] == "xla"
-    assert sorted(DEMO_ALGORITHMS) == sorted(a for a in ALGORITHMS if a != "optimal")
+    assert demo_algorithms()[0] == "xla"
+    assert sorted(demo_algorithms()) == sorted(a for a in algorithms() if a != "optimal")
     cpu = demo_plan(SPEC, budget_fraction=0.5)
     assert [(c.algorithm, c.scheduler) for c in cpu.cells] == [
-        (a, s) for a in DEMO_ALGORITHMS for s in SCHEDULERS
+        (a, s) for a in demo_algorithms() for s in compared_schedulers()
     ]
     assert cpu.budgets == ["0.5"] and cpu.check_numerics and cpu.device == "cpu"
     assert not demo_plan(SPEC, check_numerics=False).check_numerics

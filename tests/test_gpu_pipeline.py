@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from remat_harness.engine import MEASURE_ONLY, run_hlo_remat
+from remat_harness.flag_table import algorithms
 from remat_harness.gpu import before_optimizations, predicted_peak
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import hlo_remat_binary
 from remat_harness.remat_report import RematReport, kernels_text
-from remat_harness.sweep import ALGORITHMS
 from tests.baselines import check_at_most
 from tests.test_explain_peak import PEAK_LINE, sections
 
@@ -179,7 +179,7 @@ def predicted(tmp_path_factory) -> dict[int, tuple[Path, dict]]:
 
 
 @pytest.mark.parametrize("depth", [20, 32])
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", algorithms())
 def test_half_budget(predicted, depth, algorithm, tmp_path):
     hlo, base = predicted(depth)
     # On GPU the budget and the judge are what BufferAssigner allocates.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from remat_harness.sweep import ALGORITHMS
+from remat_harness.flag_table import algorithms
 from tests import hlo_cases
 
 
@@ -105,7 +105,7 @@ ACTS_ON = {
 }
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name", algorithms())
 def test_small_node_limit_holds_for_every_algorithm(run_engine, name):
     flags = [algorithm(name), "--xla_rematerialization_mem_limit=1", "--size-function", "tiled"]
     without = run_engine(ACTS_ON[name], *flags).report
@@ -118,7 +118,7 @@ def test_small_node_limit_holds_for_every_algorithm(run_engine, name):
     assert rep["recomputed"] == 0 and rep["compressed"] == 0 and rep["instructions_added"] == 0, rep
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name", algorithms())
 def test_path_is_never_above_doing_nothing(run_engine, name):
     for case in (hlo_cases.CHAIN, hlo_cases.PATH_CHAIN, hlo_cases.RESIDUAL, hlo_cases.DIAMOND):
         rep = run_engine(case, algorithm(name), "--xla_rematerialization_mem_limit=1").report

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from remat_harness.engine import baseline_peak, run_hlo_remat
+from remat_harness.flag_table import algorithms
 from remat_harness.hlo_dump import MODES, ModelSpec, produce_hlo, step_modules
-from remat_harness.sweep import ALGORITHMS
 from tests.baselines import check_at_most
 
 pytestmark = pytest.mark.slow
 
 # compress has nothing to compress under plain byte sizes: it cannot lower the peak.
-LOWERING = tuple(a for a in ALGORITHMS if a != "compress")
+LOWERING = tuple(a for a in algorithms() if a != "compress")
 
 
 @pytest.fixture(

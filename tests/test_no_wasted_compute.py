@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from remat_harness.engine import run_hlo_remat
-from remat_harness.sweep import ALGORITHMS
+from remat_harness.flag_table import algorithms
 from tests import hlo_cases
 
 # The planners whose plans the pass judges (XLA's own pass is not one).
-PLANNERS = [a for a in ALGORITHMS if a != "xla"]
+PLANNERS = [a for a in algorithms() if a != "xla"]
 
 # One training step of a 1024x1024 layer with momentum: the donated weights
 # and momentum (4 MiB each) and the weight gradient (4 MiB) dominate; the

@@ -15,6 +15,7 @@ from rich.console import Console
 from remat_harness.cluster import ClusterSpec
 from remat_harness.fit import FitError
 from remat_harness.fit_cli import add_fit_parser, run_fit
+from remat_harness.flag_table import algorithms as engine_algorithms
 from remat_harness.gpu import (
     before_optimizations,
     check_autotune_results,
@@ -32,8 +33,6 @@ from remat_harness.report import (
     write_markdown,
 )
 from remat_harness.sweep import (
-    ALGORITHMS,
-    SCHEDULERS,
     SweepError,
     SweepPlan,
     budget_bytes,
@@ -77,7 +76,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
             raise SweepError(f"mode {mode!r} is not valid; choose from {', '.join(MODES)}")
     plan = SweepPlan(
         models=parse_models(_split(args.models), modes, args.resnet_version, args.batch_size),
-        algorithms=_split(args.algorithms),
+        algorithms=_split(args.algorithms) or list(engine_algorithms()),
         schedulers=_split(args.schedulers),
         budgets=_split(args.budgets),
         size_function=args.size_function,
@@ -186,8 +185,8 @@ def _optimum(args: argparse.Namespace, parser: argparse.ArgumentParser, console:
         parser.error(f"--depth {args.depth}: give a chain length of 1 or more")
     algorithms = tuple(_split(args.algorithms))
     for algorithm in algorithms:
-        if algorithm not in ALGORITHMS:
-            valid = ", ".join(ALGORITHMS)
+        if algorithm not in engine_algorithms():
+            valid = ", ".join(engine_algorithms())
             parser.error(f"--algorithms: {algorithm!r} is not valid; valid: {valid}")
     plan = OptimumPlan(
         module=args.module,
@@ -426,12 +425,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument("--batch-size", type=int, default=64, help="examples per training step")
     sweep.add_argument(
-        "--algorithms", default=",".join(ALGORITHMS), help="comma-separated, any case"
+        "--algorithms",
+        default="",
+        help="comma-separated, any case [default: every algorithm hlo-remat --list-flags names]",
     )
     sweep.add_argument(
         "--schedulers",
         default="default",
-        help=f"comma-separated, from {', '.join(SCHEDULERS)}",
+        help="comma-separated, from those hlo-remat --list-flags names",
     )
     sweep.add_argument(
         "--budgets",

@@ -18,23 +18,27 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from remat_harness.flag_table import algorithms as engine_algorithms
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPORTS_DIR
 from remat_harness.remat_report import RematReport
 from remat_harness.sweep import (
-    ALGORITHMS,
-    SCHEDULERS,
     SweepPlan,
     budget_bytes,
+    compared_schedulers,
     failure,
     load_report,
     run_sweep,
 )
 
-# XLA's own pass first: the baseline the others are read against.
-# `optimal` waits up to a minute for its solver on each cell: the demo
-# shows the fast algorithms (`remat-harness sweep --algorithms optimal`).
-DEMO_ALGORITHMS = ("xla", *(a for a in ALGORITHMS if a not in ("xla", "optimal")))
+
+def demo_algorithms() -> tuple[str, ...]:
+    """XLA's own pass first: the baseline the others are read against.
+    `optimal` waits up to a minute for its solver on each cell: the demo
+    shows the fast algorithms (`remat-harness sweep --algorithms optimal`)."""
+    return ("xla", *(a for a in engine_algorithms() if a not in ("xla", "optimal")))
+
+
 # The GPU hook's default: the latency-hiding scheduler's order, kept. The
 # engine turns the sweep's "default" into it on GPU.
 GPU_SCHEDULER = "given"
@@ -50,7 +54,7 @@ class DemoRow:
 
 def demo_plan(
     spec: ModelSpec,
-    algorithms: tuple[str, ...] = DEMO_ALGORITHMS,
+    algorithms: tuple[str, ...] | None = None,
     budget_fraction: float = 0.5,
     check_numerics: bool = True,
     gpu_target: str = "",
@@ -58,6 +62,7 @@ def demo_plan(
     """The demo's cells: CPU, every algorithm × every scheduler; GPU
     (`gpu_target`), every algorithm on the GPU hook's schedule, with the GPU
     compile's time limit."""
+    algorithms = algorithms or demo_algorithms()
     if gpu_target:
         return SweepPlan(
             [spec],
@@ -71,7 +76,7 @@ def demo_plan(
     return SweepPlan(
         [spec],
         list(algorithms),
-        list(SCHEDULERS),
+        list(compared_schedulers()),
         [str(budget_fraction)],
         check_numerics=check_numerics,
     )
@@ -102,7 +107,7 @@ def _first(records: list[dict], key: str) -> int | None:
 def run_demo(
     spec: ModelSpec,
     console: Console,
-    algorithms: tuple[str, ...] = DEMO_ALGORITHMS,
+    algorithms: tuple[str, ...] | None = None,
     budget_fraction: float = 0.5,
     out_dir: Path = REPORTS_DIR / "demo",
     check_numerics: bool = True,
@@ -131,7 +136,7 @@ def run_gpu_demo(
     spec: ModelSpec,
     console: Console,
     target: str,
-    algorithms: tuple[str, ...] = DEMO_ALGORITHMS,
+    algorithms: tuple[str, ...] | None = None,
     budget_fraction: float = 0.5,
     out_dir: Path = REPORTS_DIR / "demo",
 ) -> list[DemoRow]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from remat_harness.flag_table import flag
 from remat_harness.paths import ToolMissing, hlo_remat_binary
 from remat_harness.remat_report import RematReport
 
@@ -16,9 +17,10 @@ NO_BUDGET = 1 << 60  # above any peak: the engine measures and changes nothing
 
 @dataclass(frozen=True)
 class RematFlags:
-    """The pass's flags for one run, spelled in one place: hlo-remat takes
-    them as arguments, a patched TensorFlow in XLA_FLAGS. None leaves a flag
-    out (the engine's default)."""
+    """The pass's flags for one run: hlo-remat takes them as arguments, a
+    patched TensorFlow in XLA_FLAGS. Each field is the flag the engine's table
+    calls by that key (`hlo-remat --list-flags`). None leaves a flag out (the
+    engine's default)."""
 
     budget: int | str | None = None  # bytes, "512M" or "0.5x"
     algorithm: str | None = None
@@ -34,11 +36,11 @@ class RematFlags:
             ("max_extra_flops", self.max_extra_flops),
             ("optimal_seconds", self.optimal_seconds),
         )
-        return [f"--xla_rematerialization_{name}={v}" for name, v in values if v not in (None, "")]
+        return [flag(key).arg(v) for key, v in values if v not in (None, "")]
 
     def xla_flags(self) -> str:
         """For XLA_FLAGS: the pass switched on, then the same flags."""
-        return " ".join(["--xla_use_hlo_rematerialization", *self.args()])
+        return " ".join([f"--{flag('enable').name}", *self.args()])
 
 
 MEASURE_ONLY = RematFlags(budget=NO_BUDGET)

@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from remat_harness.engine import MEASURE_ONLY, RematFlags
+from remat_harness.flag_table import algorithms as engine_algorithms
 from remat_harness.paths import CACHE_DIR, hlo_remat_binary
 from remat_harness.remat_report import RematReport
-from remat_harness.sweep import ALGORITHMS
 
 BUNDLED_SEEDS = Path(__file__).parent / "fuzz_seeds"
 
@@ -303,7 +303,7 @@ def _one_mutant(
     path.write_text(mutant, encoding="latin-1", errors="replace")
     output = work / f"{case}.out.hlo"
     args = [str(path), "-o", str(output), "--report", str(work / f"{case}.json")]
-    algorithm = rng.choice(ALGORITHMS)
+    algorithm = rng.choice(engine_algorithms())
     args += RematFlags(algorithm=algorithm, optimal_seconds=FUZZ_OPTIMAL_SECONDS).args()
     run = run_engine(args, timeout_s)
     findings = []
@@ -451,7 +451,7 @@ def fuzz_steps(
     seed: int,
     out_dir: Path,
     budgets: tuple[float, ...] = (0.7, 0.5, 0.3),
-    algorithms: tuple[str, ...] = ALGORITHMS,
+    algorithms: tuple[str, ...] | None = None,
     timeout_s: float = 600,
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
@@ -459,10 +459,11 @@ def fuzz_steps(
     """Random training steps from `seed`, every algorithm at every budget;
     `jobs` steps at once (each is a TensorFlow trace, then engine runs)."""
     summary = FuzzSummary("steps", seed)
+    chosen = algorithms or engine_algorithms()
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [
-            pool.submit(_one_step, i, seed, out_dir, budgets, algorithms, timeout_s)
+            pool.submit(_one_step, i, seed, out_dir, budgets, chosen, timeout_s)
             for i in range(count)
         ]
         for done, future in enumerate(futures, 1):

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from remat_harness.engine import allocated  # noqa: E402
-from remat_harness.sweep import ALGORITHMS  # noqa: E402
+from remat_harness.flag_table import algorithms  # noqa: E402
 
 MIB = float(2**20)  # M in budgets is MiB: tables and plots say MiB too
 
@@ -23,7 +23,8 @@ def _mb(value: float | None) -> str:
 
 def _algorithm_order(record: dict) -> int:
     name = record["algorithm"]
-    return ALGORITHMS.index(name) if name in ALGORITHMS else len(ALGORITHMS)
+    order = algorithms()
+    return order.index(name) if name in order else len(order)
 
 
 def _ratio(value: float | None, digits: int = 3) -> str:
@@ -168,7 +169,7 @@ def plot_peak_vs_budget(records: list[dict], out_dir: Path) -> list[Path]:
         budgets = sorted({r["budget_bytes"] / MIB for r in rows})
         ax.plot(budgets, budgets, color="grey", linestyle=":", label="budget (met on or below)")
         ax.axhline(baseline, color="black", linestyle="--", linewidth=1, label="peak before")
-        for algorithm in ALGORITHMS:
+        for algorithm in algorithms():
             points = sorted(
                 (r["budget_bytes"] / MIB, allocated(r, "after") / MIB, r["extra_flops_pct"])
                 for r in rows
@@ -274,7 +275,7 @@ def plot_peak_vs_step_time(records: list[dict], out_dir: Path) -> list[Path]:
     markers = dict(zip(models, "osD^v<>pP*Xh", strict=False))
     fig, ax = plt.subplots(figsize=(8, 5))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, algorithm in enumerate(ALGORITHMS):
+    for i, algorithm in enumerate(algorithms()):
         color = colors[i % len(colors)]
         for model in models:
             points = [

@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
 from remat_harness.engine import RematFlags, baseline_peak, engine_build, run_hlo_remat
+from remat_harness.flag_table import algorithms, schedulers
 from remat_harness.gpu import (
     PREDICTED_REPORT,
     before_optimizations,
@@ -50,8 +51,14 @@ from remat_harness.hlo_dump import (
 from remat_harness.remat_report import RematReport
 from remat_harness.tf_runtime import gpu_available, tensorflow_is_patched
 
-ALGORITHMS = ("standard", "compress", "standardcompress", "path", "optimal", "xla")
-SCHEDULERS = ("default", "postorder", "DFS", "list")
+# The schedulers the demo and the heuristics table compare: all but "given",
+# which keeps the order the dump came with instead of choosing one.
+UNCOMPARED_SCHEDULERS = ("given",)
+
+
+def compared_schedulers() -> tuple[str, ...]:
+    """The engine's schedulers that choose an order, in the engine's order."""
+    return tuple(s for s in schedulers() if s not in UNCOMPARED_SCHEDULERS)
 
 
 class SweepError(ValueError):
@@ -116,7 +123,7 @@ class SweepPlan:
     patched: bool = False
     time_runs: int = 0  # hlo-remat --time N: step time before/after; 0 skips it
     device: str = "cpu"  # or "gpu:<target>"
-    # --xla_rematerialization_max_extra_flops; "" leaves the engine's default.
+    # The max_extra_flops flag's value; "" leaves the engine's default.
     max_extra_flops: str = ""
     # Seconds per MILP solve for each cell's gap to optimum (optimum_run.py);
     # 0: not solved.
@@ -129,11 +136,16 @@ class SweepPlan:
     def __post_init__(self) -> None:
         # Names in any case, as hlo-remat takes them ("dfs"), kept as the
         # engine spells them.
-        self.algorithms = [canonical_name(a, ALGORITHMS, "algorithm") for a in self.algorithms]
-        self.schedulers = [canonical_name(s, SCHEDULERS, "scheduler") for s in self.schedulers]
+        valid_algorithms, valid_schedulers = algorithms(), schedulers()
+        self.algorithms = [
+            canonical_name(a, valid_algorithms, "algorithm") for a in self.algorithms
+        ]
+        self.schedulers = [
+            canonical_name(s, valid_schedulers, "scheduler") for s in self.schedulers
+        ]
         for name, given, valid in (
-            ("algorithm", self.algorithms, ALGORITHMS),
-            ("scheduler", self.schedulers, SCHEDULERS),
+            ("algorithm", self.algorithms, valid_algorithms),
+            ("scheduler", self.schedulers, valid_schedulers),
         ):
             for value in given:
                 if value not in valid:

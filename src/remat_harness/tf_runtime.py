@@ -2,7 +2,7 @@
 
 Both are asked of TensorFlow itself in a subprocess (so a crash or a CUDA
 error cannot take the caller down): the patch is detected by asking XLA to
-parse --xla_use_hlo_rematerialization, which an unpatched XLA rejects as an
+parse the pass's enable flag, which an unpatched XLA rejects as an
 unknown flag, never by a version string.
 """
 
@@ -12,6 +12,8 @@ import functools
 import os
 import subprocess
 import sys
+
+from remat_harness.flag_table import flag
 
 _PROBE_PATCH = """
 import tensorflow as tf
@@ -33,18 +35,18 @@ def _python(code: str, env: dict[str, str], timeout_s: float = 300) -> subproces
 
 @functools.lru_cache(maxsize=1)
 def tensorflow_is_patched() -> tuple[bool, str]:
+    enable = flag("enable").name
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
     # =false: XLA must parse the flag, the pass itself stays off.
-    env["XLA_FLAGS"] = "--xla_use_hlo_rematerialization=false"
+    env["XLA_FLAGS"] = f"--{enable}=false"
     env.pop("TF_XLA_FLAGS", None)
     probe = _python(_PROBE_PATCH, env)
     if probe.returncode == 0 and probe.stdout.strip().endswith("3.0"):
-        return True, "XLA parsed --xla_use_hlo_rematerialization: remat.patch is in"
-    if "xla_use_hlo_rematerialization" in probe.stderr:
+        return True, f"XLA parsed --{enable}: remat.patch is in"
+    if enable in probe.stderr:
         return False, (
-            "the installed TensorFlow is not patched: XLA rejects "
-            "--xla_use_hlo_rematerialization as an unknown flag (build the patched "
-            "wheel with scripts/build_wheel.py)"
+            f"the installed TensorFlow is not patched: XLA rejects --{enable} as an "
+            "unknown flag (build the patched wheel with scripts/build_wheel.py)"
         )
     tail = (probe.stderr.strip().splitlines() or ["no output"])[-1]
     return False, f"could not ask XLA about the patch (exit {probe.returncode}: {tail})"

@@ -14,7 +14,7 @@
 #include "absl/types/span.h"
 #include "gpu_target.h"
 #include "step_time.h"
-#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/remat_flag_table.h"
 
 namespace hlo_remat {
 namespace {
@@ -32,7 +32,7 @@ constexpr OptionDoc kOptions[] = {
     {"-o", "OUT.hlo", "not written", "write the module after the pass"},
     {"--report", "OUT.json", "stdout", "write the JSON report here"},
     {"--dump-dir", "DIR", "none",
-     "where --xla_rematerialization_dump_dot/_memlog write"},
+     "where the dump_dot and dump_memlog flags write"},
     {"--export-graph", "G.json", "not written",
      "write the scheduled entry as the planner sees it (nodes, bytes, FLOPs, "
      "reads; remat-harness optimum solves it)"},
@@ -75,6 +75,9 @@ constexpr OptionDoc kOptions[] = {
      "exit 3 when the budget is not met (for CI; the outputs are written)"},
     {"-v", "", "off", "show what TensorFlow and XLA print (hidden by default)"},
     {"--list-gpu-targets", "", "", "print the names --gpu-target accepts"},
+    {"--list-flags", "", "",
+     "print the rematerialization flags as JSON (name, value, default, help, "
+     "choices)"},
     {"--version", "", "", "print the build fingerprint"},
     {"--help", "", "", "print this help"},
 };
@@ -174,6 +177,8 @@ absl::Status ApplySwitch(const std::string& name, CliArgs& args) {
     args.show_version = true;
   } else if (name == "--list-gpu-targets") {
     args.list_gpu_targets = true;
+  } else if (name == "--list-flags") {
+    args.list_flags = true;
   } else {
     return Bad(absl::StrCat("unknown option ", name));
   }
@@ -247,7 +252,8 @@ absl::StatusOr<CliArgs> ParseCliArgs(absl::Span<char* const> argv) {
           absl::StrCat("more than one input file: ", args.input, " and ", raw));
     }
   }
-  if (args.show_help || args.show_version || args.list_gpu_targets) {
+  if (args.show_help || args.show_version || args.list_gpu_targets ||
+      args.list_flags) {
     return args;
   }
   if (args.input.empty()) return Bad("no input HLO file given");
@@ -275,11 +281,11 @@ std::string CliHelp() {
   absl::StrAppend(&out,
                   "\nrematerialization flags (also read from XLA_FLAGS; the "
                   "command line wins):\n");
-  for (const xla::remat::RematFlagDoc& doc : xla::remat::RematFlagDocs()) {
-    std::string left = absl::StrCat("--", doc.name);
-    if (!doc.value.empty()) absl::StrAppend(&left, "=", doc.value);
-    absl::StrAppend(&out, "  ", left, "\n      ", doc.help,
-                    " [default: ", doc.default_text, "]\n");
+  for (const xla::remat::RematFlag& flag : xla::remat::RematFlagTable()) {
+    std::string left = absl::StrCat("--", flag.name);
+    if (!flag.is_switch()) absl::StrAppend(&left, "=", flag.value_word);
+    absl::StrAppend(&out, "  ", left, "\n      ", flag.help,
+                    " [default: ", flag.default_text, "]\n");
   }
   return out;
 }

@@ -23,6 +23,7 @@ struct CliArgs {
   bool show_help = false;
   bool show_version = false;
   bool list_gpu_targets = false;
+  bool list_flags = false;
 
   std::string input;
   std::string output;        // -o: the module after the pass

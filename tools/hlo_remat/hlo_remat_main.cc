@@ -33,6 +33,7 @@
 #include "peak_breakdown.h"
 #include "step_time.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/remat_flag_table.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/remat_pass.h"
 #include "xla/service/remat/remat_report.h"
@@ -213,6 +214,10 @@ int main(int argc, char** argv) {
   }
   if (args->show_help) {
     std::cout << hlo_remat::CliHelp();
+    return 0;
+  }
+  if (args->list_flags) {
+    std::cout << xla::remat::RematFlagTableJson();
     return 0;
   }
   if (args->list_gpu_targets) {

@@ -1,4 +1,4 @@
-#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/remat_flag_table.h"
 
 #include <gtest/gtest.h>
 

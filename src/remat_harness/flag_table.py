@@ -1,0 +1,82 @@
+"""The pass's flags as the engine declares them (`patch_src/remat_flag_table.cc`).
+
+Python keeps no copy of their names, algorithms or schedulers: it reads them
+from `hlo-remat --list-flags`, once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+from dataclasses import dataclass
+
+from remat_harness.paths import hlo_remat_binary
+
+
+class FlagTableError(RuntimeError):
+    """The engine did not say what its flags are."""
+
+
+@dataclass(frozen=True)
+class EngineFlag:
+    key: str  # what the harness calls it: "mem_limit"
+    name: str  # as XLA_FLAGS spells it, without dashes
+    value: str  # the word for its value in --help; "" for a switch
+    default: str
+    help: str
+    choices: tuple[str, ...]  # the values a choice flag accepts
+
+    @property
+    def is_switch(self) -> bool:
+        return not self.value
+
+    def arg(self, value: object) -> str:
+        """`--name=value`, as hlo-remat and XLA_FLAGS take it."""
+        return f"--{self.name}={value}"
+
+
+@functools.lru_cache(maxsize=1)
+def engine_flags() -> dict[str, EngineFlag]:
+    """Every flag of the built engine, by key, in its --help order."""
+    binary = hlo_remat_binary()
+    proc = subprocess.run(
+        [str(binary), "--list-flags"], capture_output=True, text=True, timeout=120, check=False
+    )
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise FlagTableError(f"{binary} --list-flags failed (exit {proc.returncode}): {tail}")
+    try:
+        entries = json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise FlagTableError(f"{binary} --list-flags printed no JSON: {e}") from e
+    flags = [
+        EngineFlag(
+            key=e["key"],
+            name=e["name"],
+            value=e["value"],
+            default=e["default"],
+            help=e["help"],
+            choices=tuple(e["choices"]),
+        )
+        for e in entries
+    ]
+    return {f.key: f for f in flags}
+
+
+def flag(key: str) -> EngineFlag:
+    """The flag the harness calls `key`; FlagTableError names the keys there are."""
+    flags = engine_flags()
+    if key not in flags:
+        raise FlagTableError(f"the engine has no flag {key!r}; it has {', '.join(flags)}")
+    return flags[key]
+
+
+def algorithms() -> tuple[str, ...]:
+    """The algorithms the engine accepts, in its order."""
+    return flag("algorithm").choices
+
+
+def schedulers() -> tuple[str, ...]:
+    """The schedulers the engine accepts, in its order."""
+    return flag("scheduler").choices
