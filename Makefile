@@ -23,10 +23,10 @@ venv: $(STAMP)
 # Debian/Ubuntu. `make demo` needs nothing from apt: the `optimal` algorithm's
 # MILP solver is HiGHS from the highspy wheel.
 system-deps:
-	@if ! command -v dot >/dev/null || ! dpkg -s libgtest-dev >/dev/null 2>&1; then \
+	@if ! command -v dot >/dev/null || ! dpkg -s libgtest-dev libgmock-dev >/dev/null 2>&1; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends \
-	    graphviz googletest libgtest-dev; \
+	    graphviz googletest libgtest-dev libgmock-dev; \
 	fi
 
 engine: $(STAMP)
@@ -39,7 +39,8 @@ engine: $(STAMP)
 demo: engine
 	$(BIN)/remat-harness demo
 
-CXX_SOURCES = $(wildcard patch_src/*.cc patch_src/*.h tools/hlo_remat/*.cc tools/hlo_remat/*.h)
+CXX_SOURCES = $(wildcard patch_src/*.cc patch_src/*.h tools/hlo_remat/*.cc tools/hlo_remat/*.h \
+  tools/hlo_remat/test_shim/xla/hlo/testlib/*.h)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests models scripts

@@ -1,5 +1,6 @@
 #include "xla/service/remat/planner_edits.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
+#include "xla/hlo/testlib/pattern_matcher_gmock.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/planner_liveness.h"
@@ -69,8 +71,8 @@ TEST_F(PlannerEditsTest, ApplyMoveClonesTheProducerAndRedirectsTheLateUse) {
   EXPECT_EQ(before - state_->liveness().Max(), kValue);
   // The root now reads a clone of `a`, rebuilt from the parameter.
   const HloInstruction* clone = nullptr;
-  EXPECT_TRUE(Match(
-      Root(), m::Add(m::Op().WithName("e"), m::Exp(&clone, m::Parameter(0)))));
+  EXPECT_THAT(Root(), GmockMatch(m::Add(m::Op().WithName("e"),
+                                        m::Exp(&clone, m::Parameter(0)))));
   ASSERT_NE(clone, nullptr);
   EXPECT_NE(clone, a_);
   EXPECT_EQ(a_->user_count(), 1);  // b only
@@ -82,7 +84,8 @@ TEST_F(PlannerEditsTest, RevertMoveRestoresTheUsesAndTheLiveness) {
   ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
   EXPECT_TRUE(state_->moves()[0].undone);
   EXPECT_EQ(state_->liveness().Max(), before);
-  EXPECT_TRUE(Match(Root(), m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
+  EXPECT_THAT(Root(),
+              GmockMatch(m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
   EXPECT_EQ(a_->user_count(), 2);
 }
 
@@ -95,8 +98,8 @@ TEST_F(PlannerEditsTest, PlannedCopyCarriesThePlan) {
   EXPECT_NE(copy->get(), module_.get());
   EXPECT_EQ((*copy)->entry_computation()->instruction_count(), 8);
   EXPECT_TRUE((*copy)->schedule().Verify().ok());
-  EXPECT_TRUE(Match((*copy)->entry_computation()->root_instruction(),
-                    m::Add(m::Op(), m::Exp(m::Parameter(0)))));
+  EXPECT_THAT((*copy)->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(m::Op(), m::Exp(m::Parameter(0)))));
 }
 
 TEST_F(PlannerEditsTest, MaterializeAppliesThePlanInScheduleOrder) {
@@ -110,7 +113,7 @@ TEST_F(PlannerEditsTest, MaterializeAppliesThePlanInScheduleOrder) {
   const auto& order =
       module_->schedule().sequence(module_->entry_computation()).instructions();
   ASSERT_EQ(order.size(), 8);
-  EXPECT_TRUE(Match(order[6], m::Exp(m::Parameter(0))));
+  EXPECT_THAT(order[6], GmockMatch(m::Exp(m::Parameter(0))));
   EXPECT_EQ(order[7], Root());
 }
 
@@ -122,7 +125,8 @@ TEST_F(PlannerEditsTest, AMoveTakenBackLeavesTheModuleAsGiven) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->recomputed, 0);
   EXPECT_EQ(module_->entry_computation()->instruction_count(), 7);
-  EXPECT_TRUE(Match(Root(), m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
+  EXPECT_THAT(Root(),
+              GmockMatch(m::Add(m::Op().WithName("e"), m::Op().Is(a_))));
   EXPECT_TRUE(module_->schedule().Verify().ok());
 }
 
@@ -180,11 +184,11 @@ TEST_F(CompanionTest, OneCloneOfTheProducerServesBoth) {
       module_->entry_computation()->GetInstructionWithName("f");
   const HloInstruction* g_for_q = nullptr;
   const HloInstruction* g_for_k = nullptr;
-  EXPECT_TRUE(
-      Match(f, m::Add(m::Op(), m::Negate(m::Dot(&g_for_q, m::Op(), m::Op())))));
-  EXPECT_TRUE(
-      Match(module_->entry_computation()->root_instruction(),
-            m::Add(m::Op().Is(f), m::Exp(m::Dot(&g_for_k, m::Op(), m::Op())))));
+  EXPECT_THAT(f, GmockMatch(m::Add(
+                     m::Op(), m::Negate(m::Dot(&g_for_q, m::Op(), m::Op())))));
+  EXPECT_THAT(module_->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(m::Op().Is(f),
+                                m::Exp(m::Dot(&g_for_k, m::Op(), m::Op())))));
   EXPECT_NE(g_for_q->name(), "g");
   EXPECT_EQ(g_for_q, g_for_k);
   absl::StatusOr<PlannerResult> result = Materialize(*state_);

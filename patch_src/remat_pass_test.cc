@@ -1,5 +1,6 @@
 #include "xla/service/remat/remat_pass.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/hlo/parser/hlo_parser.h"
+#include "xla/hlo/testlib/pattern_matcher_gmock.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/remat_options.h"
@@ -162,9 +164,9 @@ TEST(RematPassTest, ChainRecomputesTheCheapEarlyValueNextToItsLateUse) {
   ASSERT_TRUE(run.ok()) << run.status();
   const HloInstruction* clone = nullptr;
   // r = add(g, a) now reads a clone of `a` rebuilt from the parameter.
-  EXPECT_TRUE(
-      Match(run->module->entry_computation()->root_instruction(),
-            m::Add(m::Op().WithName("g"), m::Exp(&clone, m::Parameter(0)))));
+  EXPECT_THAT(run->module->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(m::Op().WithName("g"),
+                                m::Exp(&clone, m::Parameter(0)))));
   ASSERT_NE(clone, nullptr);
   EXPECT_TRUE(absl::StartsWith(clone->name(), "a.remat"));
   // Pinned after its trigger point: a later scheduler may not hoist it back
@@ -248,12 +250,13 @@ TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
       RunPass(kPathChain, Options(1, RematAlgorithm::kPath));
   ASSERT_TRUE(run.ok()) << run.status();
   // r = add(t5, exp(negate(exp(p)))): the chain a -> b -> c, cloned.
-  EXPECT_TRUE(Match(run->module->entry_computation()->root_instruction(),
-                    m::Add(m::Op().WithName("t5"),
-                           m::Exp(m::Negate(m::Exp(m::Parameter(0))))
-                               .WithPredicate([](const HloInstruction* c) {
-                                 return absl::StartsWith(c->name(), "c.remat");
-                               }))));
+  EXPECT_THAT(run->module->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(m::Op().WithName("t5"),
+                                m::Exp(m::Negate(m::Exp(m::Parameter(0))))
+                                    .WithPredicate([](const HloInstruction* c) {
+                                      return absl::StartsWith(c->name(),
+                                                              "c.remat");
+                                    }))));
   EXPECT_EQ(run->report.recomputed, 3);
   // Down to the floor: three values.
   EXPECT_EQ(run->report.heap_sim_after_bytes, 3 * kValue);
@@ -348,9 +351,9 @@ TEST(RematPassTest, AWhileLoopIsNeverRecomputedButItsOperandsMayBe) {
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(CountOpcode(*run->module, HloOpcode::kWhile), 1);
   // c = add(res, a) reads a clone of `a` after the loop.
-  EXPECT_TRUE(Match(Named(*run->module, "c"),
-                    m::Add(m::GetTupleElement(m::Op().WithName("loop"), 1),
-                           m::Exp(m::Parameter(0)))));
+  EXPECT_THAT(Named(*run->module, "c"),
+              GmockMatch(m::Add(m::GetTupleElement(m::Op().WithName("loop"), 1),
+                                m::Exp(m::Parameter(0)))));
 }
 
 TEST(RematPassTest, TheSmallNodeLimitKeepsSmallValues) {

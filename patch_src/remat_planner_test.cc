@@ -1,5 +1,6 @@
 #include "xla/service/remat/remat_planner.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
+#include "xla/hlo/testlib/pattern_matcher_gmock.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/optimal_result.h"
@@ -130,7 +132,7 @@ TEST(RematPlannerTest, RecomputesTheCheapValueAndSaysWhereAndWhy) {
   EXPECT_EQ(decision.bytes_saved, kValue);
   const HloInstruction* root =
       planned->module->entry_computation()->root_instruction();
-  EXPECT_TRUE(Match(root, m::Add(m::Op(), m::Exp(m::Parameter(0)))));
+  EXPECT_THAT(root, GmockMatch(m::Add(m::Op(), m::Exp(m::Parameter(0)))));
   EXPECT_TRUE(planned->module->schedule().Verify().ok());
 }
 
@@ -465,9 +467,9 @@ TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
   EXPECT_EQ(
       chained->result.initial_peak_bytes - chained->result.planned_peak_bytes,
       kValue);
-  EXPECT_TRUE(Match(chained->module->entry_computation()->root_instruction(),
-                    m::Add(m::Op().WithName("t5"),
-                           m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
+  EXPECT_THAT(chained->module->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(m::Op().WithName("t5"),
+                                m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
 }
 
 // `path` that misses its budget is compared with single recomputations by
@@ -484,9 +486,9 @@ TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kNo);
   EXPECT_EQ(planned->result.recomputed, 3);
-  EXPECT_TRUE(
-      Match(planned->module->entry_computation()->root_instruction(),
-            m::Add(m::Op(), m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
+  EXPECT_THAT(
+      planned->module->entry_computation()->root_instruction(),
+      GmockMatch(m::Add(m::Op(), m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
 }
 
 // The same with a judge whose figure rises with every added instruction:
@@ -536,7 +538,7 @@ TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
       planned->module->entry_computation()->root_instruction();
   const HloInstruction* update = root->operand(0);
   ASSERT_EQ(update->name(), "new_w");
-  EXPECT_TRUE(Match(update, m::Add(m::Copy(m::Parameter(0)), m::Tanh())));
+  EXPECT_THAT(update, GmockMatch(m::Add(m::Copy(m::Parameter(0)), m::Tanh())));
   EXPECT_NE(update->operand(0)->name(), "wt");  // a clone
   EXPECT_TRUE(planned->module->schedule().Verify().ok());
   // The clone runs right before the update.

@@ -4,6 +4,7 @@ literals."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from remat_harness.paths import REPO_ROOT
@@ -34,3 +35,11 @@ def test_the_engine_has_no_function_over_the_limit():
     for folder in checker.FOLDERS:
         for path in sorted((REPO_ROOT / folder).glob("*.[ch]*")):
             assert checker.long_functions(path) == [], path
+
+
+def test_engine_tests_match_instructions_with_gmock_match():
+    """A failed `EXPECT_TRUE(Match(...))` prints "false"; `EXPECT_THAT(x,
+    GmockMatch(...))` prints the pattern and why the instruction missed it."""
+    bare = re.compile(r"(?:EXPECT|ASSERT)_(?:TRUE|FALSE)\(\s*Match\(")
+    for path in sorted((REPO_ROOT / "patch_src").glob("*_test*")):
+        assert not bare.search(path.read_text()), path
