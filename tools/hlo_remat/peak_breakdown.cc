@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "xla/hlo/analysis/hlo_alias_analysis.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/buffer_assignment.h"
 #include "xla/service/buffer_value.h"
 #include "xla/service/heap_simulator/heap_simulator.h"
 #include "xla/service/hlo_value.h"
+#include "xla/service/remat/alias_setup.h"
 #include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/target_alias_info.h"
 #include "xla/shape_util.h"
@@ -60,20 +60,15 @@ class EventRecorder : public xla::HeapAlgorithm<HloValue> {
 absl::StatusOr<PeakBreakdown> ExplainPeak(
     const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
     int top, const xla::AliasInfo* alias_info_or_null) {
-  if (!module.has_schedule()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("module ", module.name(), " has no schedule"));
-  }
-  const xla::remat::TargetAliasInfo alias_info(alias_info_or_null);
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::HloAliasAnalysis> alias_analysis,
-                      xla::HloAliasAnalysis::Run(&module, alias_info.get()));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::remat::AliasSetup> aliases,
+                      xla::remat::AliasSetup::Run(module, alias_info_or_null));
   xla::BufferValue::SizeFunction buffer_size =
       [&size_fn](const xla::BufferValue& b) { return size_fn(b.shape()); };
   std::vector<Event> events;
   TF_RETURN_IF_ERROR(
       xla::HeapSimulator::Run(std::make_unique<EventRecorder>(&events), module,
-                              module.schedule(), *alias_analysis,
-                              alias_info.get(), &buffer_size)
+                              module.schedule(), aliases->analysis(),
+                              aliases->alias_info(), &buffer_size)
           .status());
 
   // The first moment the running total is highest.
