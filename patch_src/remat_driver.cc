@@ -277,10 +277,8 @@ class RematDriver {
   // A relative budget ("0.5x") becomes bytes once the memory before is known.
   void ResolveRelativeBudget() {
     if (options_.memory_limit_fraction <= 0) return;
-    options_.memory_limit_bytes = std::max<int64_t>(
-        1, static_cast<int64_t>(
-               options_.memory_limit_fraction *
-               static_cast<double>(report_.allocation_before_bytes)));
+    options_.memory_limit_bytes =
+        ResolvedBudgetBytes(options_, report_.allocation_before_bytes);
     report_.budget_bytes = options_.memory_limit_bytes;
     report_.AddNote(absl::StrCat("budget ", options_.memory_limit_fraction,
                                  "x of ", report_.allocation_before_bytes,

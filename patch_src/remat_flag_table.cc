@@ -38,20 +38,22 @@ std::string ChoiceList(const std::vector<absl::string_view>& names) {
   return absl::StrCat("one of ", absl::StrJoin(names, " "));
 }
 
+// A bare whole number up to this reads as a percentage more than as bytes.
+constexpr int64_t kAmbiguousBytes = 100;
+
 // The budget's forms, for the error that refuses one.
 constexpr char kMemLimitForms[] =
     "a share of the module's memory such as 0.5x, 0.5 or 50%, or bytes such "
     "as 1073741824, 512M or 1.5GiB";
 
-bool IsDecimal(absl::string_view s) {
-  return absl::StrContains(s, '.') && absl::c_all_of(s, [](char c) {
-           return absl::ascii_isdigit(c) || c == '.';
-         });
+// Not a bare whole number: "0.5", "1e-05", "-1" (a byte count is digits).
+bool IsFractional(absl::string_view s) {
+  return !absl::c_all_of(s, absl::ascii_isdigit);
 }
 
-// A share of the module's memory ("0.5x", "50%", or "0.5": a number with a
-// point no larger than 1, which as bytes would mean nothing), or nullopt
-// when `text` is a byte count for ParseByteSize.
+// A share of the module's memory ("0.5x", "50%", or "0.5": a number that is
+// not a whole one and no larger than 1, which as bytes would mean nothing),
+// or nullopt when `text` is a byte count for ParseByteSize.
 absl::StatusOr<std::optional<double>> ParseMemoryShare(absl::string_view text) {
   absl::string_view s = absl::StripAsciiWhitespace(text);
   const bool percent = absl::ConsumeSuffix(&s, "%");
@@ -60,7 +62,7 @@ absl::StatusOr<std::optional<double>> ParseMemoryShare(absl::string_view text) {
   const double scale = percent ? 0.01 : 1;
   double value = 0;
   const bool number = absl::SimpleAtod(s, &value) && std::isfinite(value);
-  if (!marked && !(IsDecimal(s) && number && value <= 1)) {
+  if (!marked && !(IsFractional(s) && number && value <= 1)) {
     return std::optional<double>();
   }
   if (!number) {
@@ -123,6 +125,16 @@ absl::Status SetMemLimit(absl::string_view name, absl::string_view value,
     return BadValue(
         name, value,
         absl::StrCat(kMemLimitForms, " (", bytes.status().message(), ")"));
+  }
+  const absl::string_view bare = absl::StripAsciiWhitespace(value);
+  if (*bytes > 1 && *bytes <= kAmbiguousBytes &&
+      absl::c_all_of(bare, absl::ascii_isdigit)) {
+    return BadValue(name, value,
+                    absl::StrCat(kMemLimitForms, " (", *bytes,
+                                 " bytes is not a budget; "
+                                 "for a share of the module's memory write ",
+                                 static_cast<double>(*bytes) / 100, "x or ",
+                                 *bytes, "%, for bytes ", *bytes, "B)"));
   }
   options.memory_limit_bytes = *bytes;
   options.memory_limit_fraction = 0;
@@ -208,7 +220,8 @@ std::vector<RematFlag> MakeTable() {
        "memory budget: bytes, or 512M, 1.5GiB (powers of 1024), or a share "
        "of the module's memory before the pass: 0.5x, 0.5 or 50%; 0: as low "
        "as the algorithm can (it aims at the floor: entry parameters and the "
-       "widest instruction)",
+       "widest instruction); a bare 2 to 100 is refused, as it reads like a "
+       "percentage (write 50% or 50B)",
        {},
        SetMemLimit},
       {Id::kScheduler, "scheduler", "xla_rematerialization_scheduler", "S",
@@ -362,6 +375,15 @@ absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text) {
       SetScheduler(RematFlagName(RematFlagId::kScheduler), text, options);
   if (!status.ok()) return status;
   return options.scheduler;
+}
+
+absl::StatusOr<int64_t> ResolveBudget(absl::string_view value,
+                                      int64_t memory_before) {
+  RematOptions options;
+  absl::Status status =
+      SetMemLimit(RematFlagName(RematFlagId::kMemLimit), value, options);
+  if (!status.ok()) return status;
+  return ResolvedBudgetBytes(options, memory_before);
 }
 
 absl::Status ApplyRematFlag(absl::string_view flag, RematOptions& options) {

@@ -75,6 +75,13 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 absl::StatusOr<RematAlgorithm> ParseAlgorithm(absl::string_view text);
 absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text);
 
+// The bytes a value of the budget flag names, for a module whose memory
+// before the pass is `memory_before`: what the pass would plan for. The
+// error is the flag's own (remat-harness asks through hlo-remat
+// --resolve-budgets, so both tools read a budget alike).
+absl::StatusOr<int64_t> ResolveBudget(absl::string_view value,
+                                      int64_t memory_before);
+
 // Applies one flag ("--xla_rematerialization_algorithm=path") to `options`.
 // Returns NotFound for a flag that is not one of ours (so callers can pass it
 // on), InvalidArgument naming the flag, the value and the choices otherwise.

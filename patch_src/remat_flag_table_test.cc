@@ -128,6 +128,35 @@ TEST(ApplyRematFlagTest, ShareOfTheMemoryInEveryForm) {
   EXPECT_EQ(options.memory_limit_fraction, 0);
 }
 
+// A bare 2 to 100 reads like a percentage: refused with both fixes; 0 and 1
+// stay bytes (as low as the plan gets), and a B suffix makes it bytes.
+TEST(ApplyRematFlagTest, ABareNumberThatReadsLikeAPercentageIsRefused) {
+  ExpectFlagError("--xla_rematerialization_mem_limit=50",
+                  {"xla_rematerialization_mem_limit", "not a budget", "0.5x",
+                   "50%", "50B"});
+  ExpectFlagError("--xla_rematerialization_mem_limit=2", {"2%", "2B"});
+  for (absl::string_view bytes : {"0", "1", "101", "50B"}) {
+    RematOptions options;
+    EXPECT_TRUE(
+        ApplyRematFlag(
+            absl::StrCat("--xla_rematerialization_mem_limit=", bytes), options)
+            .ok())
+        << bytes;
+    EXPECT_EQ(options.memory_limit_fraction, 0) << bytes;
+  }
+}
+
+TEST(ResolveBudgetTest, SharesOfTheMemoryBeforeAndBytesAsThePassPlans) {
+  EXPECT_EQ(*ResolveBudget("0.5x", 1000), 500);
+  EXPECT_EQ(*ResolveBudget("50%", 1000), 500);
+  EXPECT_EQ(*ResolveBudget("0.33", 3), 1);  // at least a byte: 0 is no share
+  EXPECT_EQ(*ResolveBudget("1e-05", 1000000), 10);
+  EXPECT_EQ(*ResolveBudget("512M", 1000), int64_t{512} << 20);
+  EXPECT_EQ(*ResolveBudget("0", 1000), 0);
+  EXPECT_EQ(ResolveBudget("lots", 1000).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ApplyRematFlagTest, FromStringStopsAtTheFirstBadValue) {
   RematOptions options;
   absl::Status status = ApplyRematFlagsFromString(

@@ -1,5 +1,7 @@
 #include "xla/service/remat/remat_options.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -65,6 +67,14 @@ std::optional<RematScheduler> SchedulerNamed(absl::string_view name) {
     if (absl::EqualsIgnoreCase(name, spelling)) return value;
   }
   return std::nullopt;
+}
+
+int64_t ResolvedBudgetBytes(const RematOptions& options,
+                            int64_t memory_before) {
+  if (options.memory_limit_fraction <= 0) return options.memory_limit_bytes;
+  return std::max<int64_t>(
+      1, static_cast<int64_t>(options.memory_limit_fraction *
+                              static_cast<double>(memory_before)));
 }
 
 RematOptions OptionsAfterCopyInsertion(RematOptions options) {

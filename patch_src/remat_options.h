@@ -85,6 +85,10 @@ struct RematOptions {
   }
 };
 
+// The budget in bytes: a share of `memory_before` (at least one byte) when
+// the options name one, else memory_limit_bytes.
+int64_t ResolvedBudgetBytes(const RematOptions& options, int64_t memory_before);
+
 // Each algorithm's and scheduler's name, as the flags spell it.
 absl::string_view AlgorithmName(RematAlgorithm algorithm);
 absl::string_view SchedulerName(RematScheduler scheduler);

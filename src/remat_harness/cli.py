@@ -35,7 +35,7 @@ from remat_harness.report import (
 from remat_harness.sweep import (
     SweepError,
     SweepPlan,
-    budget_bytes,
+    check_budgets,
     load_results,
     parse_models,
     run_sweep,
@@ -218,8 +218,7 @@ def _frontier(args: argparse.Namespace, parser: argparse.ArgumentParser, console
     except ValueError as e:
         parser.error(str(e))
     budgets = tuple(_split(args.budgets))
-    for budget in budgets:
-        budget_bytes(budget, 1000)  # raises on a bad spelling, before the run
+    check_budgets(list(budgets))  # a bad spelling, before the run
     try:
         hlo = resolve_module(args.module, platform)
         run = run_frontier(

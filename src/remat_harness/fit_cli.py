@@ -26,9 +26,9 @@ from remat_harness.fit import (
     search,
 )
 from remat_harness.fit_report import gain_text, render_table, write_outputs
+from remat_harness.flag_table import BudgetError, resolve_budgets
 from remat_harness.gpu import check_gpu_target
 from remat_harness.paths import REPORTS_DIR
-from remat_harness.sweep import size_bytes
 
 POLICY_NAMES = {
     "f32": "float32",
@@ -41,7 +41,11 @@ POLICY_NAMES = {
 def parse_memory(text: str) -> int:
     """ "40G", "40GB", "40GiB" or "81559M": powers of 1024, as nvidia-smi's
     MiB and the engine's sizes read."""
-    value = size_bytes(text) or 0
+    try:
+        # The engine reads sizes for its budget flag; a share of nothing is 1.
+        value = resolve_budgets([text], memory_before=0)[0]
+    except BudgetError:
+        value = 0
     if value < (1 << 20):
         raise FitError(f"--memory {text}: expected a size such as 40G or 81559M")
     return value

@@ -80,3 +80,34 @@ def algorithms() -> tuple[str, ...]:
 def schedulers() -> tuple[str, ...]:
     """The schedulers the engine accepts, in its order."""
     return flag("scheduler").choices
+
+
+class BudgetError(ValueError):
+    """A budget the engine refuses; the message is the engine's."""
+
+
+def resolve_budgets(budgets: list[str] | tuple[str, ...], memory_before: int) -> list[int]:
+    """Each budget as the bytes the pass would plan for, on a module of
+    `memory_before` bytes: the engine resolves them (`hlo-remat
+    --resolve-budgets`), so the harness and the pass read a budget alike."""
+    if not budgets:
+        return []
+    for budget in budgets:
+        if "," in budget or not budget.strip():
+            raise BudgetError(f"budget {budget!r}: give one value, such as 0.5x or 512M")
+    binary = hlo_remat_binary()
+    proc = subprocess.run(
+        [
+            str(binary),
+            f"--resolve-budgets={','.join(b.strip() for b in budgets)}",
+            f"--memory-before={memory_before}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"]
+        raise BudgetError(lines[-1].removeprefix("hlo-remat: "))
+    return [int(n) for n in json.loads(proc.stdout)]

@@ -15,10 +15,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from remat_harness.engine import RematFlags, run_hlo_remat  # noqa: E402
+from remat_harness.flag_table import resolve_budgets  # noqa: E402
 from remat_harness.gpu import gpu_flags  # noqa: E402
 from remat_harness.optimum import load_graph  # noqa: E402
 from remat_harness.optimum_bound import BoundResult, solve_lower_bound  # noqa: E402
-from remat_harness.sweep import budget_bytes  # noqa: E402
 
 MIB = 1 << 20
 
@@ -126,7 +126,7 @@ def run_frontier(
         last = run.stderr.strip().splitlines()[-1:] or ["no message"]
         raise RuntimeError(f"hlo-remat on {hlo}: {last[0]}")
     frontier = Frontier.load(frontier_path)
-    in_bytes = tuple(budget_bytes(b, frontier.allocation_before_bytes) for b in budgets)
+    in_bytes = tuple(resolve_budgets(budgets, frontier.allocation_before_bytes))
     bounds: dict[int, BoundResult] = {}
     if with_bound:
         graph = load_graph(graph_path)

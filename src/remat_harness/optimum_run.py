@@ -76,16 +76,6 @@ def resolve_module(module: str, platform: str) -> Path:
     return step_hlo(spec, platform)
 
 
-def _budget_flag(budget: str) -> str:
-    """ "0.5" -> "0.5x" (of the memory before); sizes pass as they are."""
-    try:
-        if float(budget) < 1:
-            return f"{budget}x"
-    except ValueError:
-        pass
-    return budget
-
-
 def _platform_flags(plan: OptimumPlan) -> list[str]:
     return gpu_flags(plan.gpu_target or "h100_sxm") if plan.platform == "gpu" else []
 
@@ -123,7 +113,7 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
             cell = f"{algorithm}_{budget}"
             flags = [
                 *_platform_flags(plan),
-                *RematFlags(_budget_flag(budget), algorithm, None, plan.max_extra_flops).args(),
+                *RematFlags(budget, algorithm, None, plan.max_extra_flops).args(),
             ]
             if graph is None:
                 flags.append(f"--export-graph={graph_path}")

@@ -32,7 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from remat_harness.cluster import ClusterSpec, Outcome, run_on_cluster
 from remat_harness.engine import RematFlags, baseline_peak, engine_build, run_hlo_remat
-from remat_harness.flag_table import algorithms, schedulers
+from remat_harness.flag_table import BudgetError, algorithms, resolve_budgets, schedulers
 from remat_harness.gpu import (
     PREDICTED_REPORT,
     before_optimizations,
@@ -152,8 +152,7 @@ class SweepPlan:
                     raise SweepError(
                         f"{name} {value!r} is not valid; choose from {', '.join(valid)}"
                     )
-        for budget in self.budgets:
-            budget_bytes(budget, 1000)  # raises on a bad spelling
+        check_budgets(self.budgets)
         if self.time_runs < 0:
             raise SweepError(f"time runs {self.time_runs}: give 0 (no timing) or more")
         try:
@@ -178,86 +177,21 @@ class SweepPlan:
         ]
 
 
-_SUFFIXES = {
-    "K": 1 << 10,
-    "M": 1 << 20,
-    "G": 1 << 30,
-    "KIB": 1 << 10,
-    "MIB": 1 << 20,
-    "GIB": 1 << 30,
-    # As the engine reads them: powers of 1024.
-    "KB": 1 << 10,
-    "MB": 1 << 20,
-    "GB": 1 << 30,
-    "T": 1 << 40,
-    "TIB": 1 << 40,
-    "TB": 1 << 40,
-}
-
-
-BUDGET_FORMS = "a share of the peak such as 0.5, 0.5x or 50%, or bytes such as 512M"
-
-
-def budget_share(budget: str) -> float | None:
-    """The share of the peak a budget names ("0.5", "1e-05", "0.5x", "50%"),
-    or None when it names bytes; the forms hlo-remat's budget flag takes too."""
-    text = budget.strip()
-    marked = text[-1:] in ("x", "X", "%")
-    number = text[:-1] if marked else text
-    try:
-        value = float(number) * (0.01 if text.endswith("%") else 1.0)
-    except ValueError:
-        if marked:
-            raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}") from None
-        return None  # a size with a unit, such as 512M
-    # A bare whole number is bytes ("1" and "0" excepted: shares as ever);
-    # "1.5" is neither, and refused as bytes.
-    if not marked and (text.isdigit() and text not in ("0", "1") or value > 1):
-        return None
-    if not 0 < value <= 1:
-        raise SweepError(f"budget {budget!r}: a share must be in (0, 1]")
-    return value
-
-
 def budget_bytes(budget: str, baseline: int) -> int:
-    """A budget as bytes: a share (0, 1] of `baseline` (0.5, 0.5x, 50%), or a
-    byte count with an optional K/M/G (powers of 1024, as the engine reads
-    them)."""
-    text = budget.strip()
-    share = budget_share(text)
-    if share is not None:
-        return int(baseline * share)
-    if text.isdigit():
-        value = int(text)
-        if value < 1 << 20:
-            # "50" almost always means 50%, not 50 bytes.
-            raise SweepError(
-                f"budget {budget!r}: a bare number is bytes, and {value} bytes is below "
-                f"1 MiB; for a share of the peak write {value / 100:g} or {value}%, for "
-                "bytes add a suffix (512M)"
-            )
-        return value
-    value = size_bytes(text)
-    if value is None:
-        raise SweepError(f"budget {budget!r}: use {BUDGET_FORMS}")
-    return value
+    """A budget as the bytes the pass plans for on a module of `baseline`
+    bytes, as the engine resolves it; SweepError with the engine's message."""
+    try:
+        return resolve_budgets([budget], baseline)[0]
+    except BudgetError as e:
+        raise SweepError(str(e)) from None
 
 
-def size_bytes(text: str) -> int | None:
-    """The bytes a size names: a whole number, or a number with K, M, G or T
-    (KB, KiB, ...: powers of 1024, as the engine reads them); None when it
-    names none."""
-    text = text.strip()
-    if text.isdigit():
-        return int(text)
-    upper = text.upper()
-    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
-        if upper.endswith(suffix):
-            try:
-                return int(float(upper[: -len(suffix)]) * _SUFFIXES[suffix])
-            except ValueError:
-                return None
-    return None
+def check_budgets(budgets: list[str]) -> None:
+    """SweepError for the first budget the engine refuses, before any run."""
+    try:
+        resolve_budgets(budgets, 1000)
+    except BudgetError as e:
+        raise SweepError(str(e)) from None
 
 
 def load_results(path: Path) -> dict[str, dict]:
@@ -399,10 +333,9 @@ def model_record(spec: ModelSpec, cache: ModelCache) -> dict:
 def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     record = cell.fields()
     hlo = cache.step(cell.model)
-    baseline = cache.baseline(cell.model)
-    budget = budget_bytes(cell.budget, baseline)
-    record.update(baseline_bytes=baseline, budget_bytes=budget)
-    remat = RematFlags(budget, cell.algorithm, cell.scheduler, plan.max_extra_flops or None)
+    # The engine resolves the budget against the module's memory before the
+    # pass, and reports both.
+    remat = RematFlags(cell.budget, cell.algorithm, cell.scheduler, plan.max_extra_flops or None)
     flags = [*remat.args(), "--size-function", cell.size_function]
     if plan.time_runs:
         flags += ["--time", str(plan.time_runs)]
@@ -425,6 +358,8 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
         record.update(_gap_fields(graph_path, r, plan.optimum_time_limit_s))
     record.update(
         status="ok",
+        baseline_bytes=r.allocated("before"),
+        budget_bytes=r.budget_bytes,
         report=str(report_path.resolve()),
         heap_sim_before_bytes=r.heap_sim_before_bytes,
         heap_sim_scheduled_bytes=r.heap_sim_scheduled_bytes,
@@ -658,11 +593,15 @@ def _run_on_cluster(
     done: dict[str, dict],
     build: str,
 ) -> None:
-    # Each model's step and baseline once, here; the workers get them with
-    # the cache. A model that fails here fails its cells there.
+    # Each model's step once, here, and the baseline a patched run's budget
+    # needs; the workers get them with the cache. A model that fails here
+    # fails its cells there.
+    patched = {c.model.key for c in todo if c.patched}
     for spec in dict.fromkeys(c.model for c in todo):
         try:
-            cache.baseline(spec)
+            cache.step(spec)
+            if spec.key in patched:
+                cache.baseline(spec)
         except Exception:  # noqa: BLE001 - recorded by each of its cells
             pass
     by_key = {c.key: c for c in todo}

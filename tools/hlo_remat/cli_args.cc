@@ -75,6 +75,11 @@ constexpr OptionDoc kOptions[] = {
      "exit 3 when the budget is not met (for CI; the outputs are written)"},
     {"-v", "", "off", "show what TensorFlow and XLA print (hidden by default)"},
     {"--list-gpu-targets", "", "", "print the names --gpu-target accepts"},
+    {"--resolve-budgets", "B1,B2,...", "",
+     "print the budget flag's values as bytes (a JSON list) for a module of "
+     "--memory-before bytes, as the pass resolves them"},
+    {"--memory-before", "BYTES", "0",
+     "the module's memory before the pass, for --resolve-budgets"},
     {"--list-flags", "", "",
      "print the rematerialization flags as JSON (name, value, default, help, "
      "choices)"},
@@ -113,6 +118,7 @@ std::string* StringField(const std::string& name, CliArgs& args) {
   if (name == "--export-graph") return &args.export_graph;
   if (name == "--frontier") return &args.frontier;
   if (name == "--size-function") return &args.size_function;
+  if (name == "--resolve-budgets") return &args.resolve_budgets;
   if (name == "--numerics-reference") return &args.numerics_reference;
   if (name == "--gpu-target") return &args.gpu.target;
   if (name == "--gpu-target-file") return &args.gpu.target_file;
@@ -153,6 +159,14 @@ absl::Status ApplyValued(const std::string& name, const std::string& value,
     absl::StatusOr<int> runs = ParseRunCount(value);
     if (!runs.ok()) return runs.status();
     args.time_runs = *runs;
+    return absl::OkStatus();
+  }
+  if (name == "--memory-before") {
+    if (!absl::SimpleAtoi(value, &args.memory_before) ||
+        args.memory_before < 0) {
+      return Bad(absl::StrCat("--memory-before=", value,
+                              " is not valid; give a number of bytes >= 0"));
+    }
     return absl::OkStatus();
   }
   if (name == "--explain-peak") {
@@ -253,7 +267,7 @@ absl::StatusOr<CliArgs> ParseCliArgs(absl::Span<char* const> argv) {
     }
   }
   if (args.show_help || args.show_version || args.list_gpu_targets ||
-      args.list_flags) {
+      args.list_flags || !args.resolve_budgets.empty()) {
     return args;
   }
   if (args.input.empty()) return Bad("no input HLO file given");

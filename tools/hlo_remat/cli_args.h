@@ -24,6 +24,10 @@ struct CliArgs {
   bool show_version = false;
   bool list_gpu_targets = false;
   bool list_flags = false;
+  // --resolve-budgets: print these budget values as bytes for a module of
+  // --memory-before bytes, as the pass would resolve them.
+  std::string resolve_budgets;
+  int64_t memory_before = 0;
 
   std::string input;
   std::string output;        // -o: the module after the pass

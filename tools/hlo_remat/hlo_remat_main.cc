@@ -10,18 +10,22 @@
 // 2 bad options or unreadable, malformed or unsuitable HLO; 1 a failure of the
 // pass, or numerics that differ after it; 3 the budget missed, with
 // --fail-if-missed.
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "cli_args.h"
 #include "engine_channel.h"
@@ -214,6 +218,18 @@ int main(int argc, char** argv) {
   }
   if (args->show_help) {
     std::cout << hlo_remat::CliHelp();
+    return 0;
+  }
+  if (!args->resolve_budgets.empty()) {
+    std::vector<std::string> bytes;
+    for (absl::string_view budget :
+         absl::StrSplit(args->resolve_budgets, ',')) {
+      absl::StatusOr<int64_t> resolved =
+          xla::remat::ResolveBudget(budget, args->memory_before);
+      if (!resolved.ok()) return Fail(2, resolved.status().message());
+      bytes.push_back(absl::StrCat(*resolved));
+    }
+    std::cout << "[" << absl::StrJoin(bytes, ", ") << "]\n";
     return 0;
   }
   if (args->list_flags) {
