@@ -77,18 +77,18 @@ absl::StatusOr<std::optional<double>> ParseMemoryShare(absl::string_view text) {
   return std::optional<double>(value);
 }
 
-// `value` as a finite number that `in_range` accepts; otherwise an error
-// naming the flag, the value and `expected`.
-absl::StatusOr<double> ParseNumber(absl::string_view name,
-                                   absl::string_view value,
-                                   absl::FunctionRef<bool(double)> in_range,
-                                   absl::string_view expected) {
+// Sets `field` to `value`, a finite number that `in_range` accepts;
+// otherwise an error naming the flag, the value and `expected`.
+absl::Status SetNumber(absl::string_view name, absl::string_view value,
+                       absl::FunctionRef<bool(double)> in_range,
+                       absl::string_view expected, double& field) {
   double number = 0;
   if (!absl::SimpleAtod(value, &number) || !std::isfinite(number) ||
       !in_range(number)) {
     return BadValue(name, value, expected);
   }
-  return number;
+  field = number;
+  return absl::OkStatus();
 }
 
 // The setters, one per kind of value.
@@ -141,35 +141,32 @@ absl::Status SetMemLimit(absl::string_view name, absl::string_view value,
   return absl::OkStatus();
 }
 
-absl::Status SetScheduler(absl::string_view name, absl::string_view value,
-                          RematOptions& options) {
-  std::optional<RematScheduler> scheduler = SchedulerNamed(value);
-  if (!scheduler.has_value()) {
-    return BadValue(name, value, ChoiceList(SchedulerNames()));
-  }
-  options.scheduler = *scheduler;
+// A choice flag: `kNamed` reads the value, `kNames` lists the choices for
+// the error, and the choice goes to `kField`.
+template <typename Choice, std::optional<Choice> (*kNamed)(absl::string_view),
+          std::vector<absl::string_view> (*kNames)(),
+          Choice RematOptions::* kField>
+absl::Status SetChoice(absl::string_view name, absl::string_view value,
+                       RematOptions& options) {
+  std::optional<Choice> choice = kNamed(value);
+  if (!choice.has_value()) return BadValue(name, value, ChoiceList(kNames()));
+  options.*kField = *choice;
   return absl::OkStatus();
 }
-
-absl::Status SetAlgorithm(absl::string_view name, absl::string_view value,
-                          RematOptions& options) {
-  std::optional<RematAlgorithm> algorithm = AlgorithmNamed(value);
-  if (!algorithm.has_value()) {
-    return BadValue(name, value, ChoiceList(AlgorithmNames()));
-  }
-  options.algorithm = *algorithm;
-  return absl::OkStatus();
-}
+constexpr RematFlag::Setter SetScheduler =
+    SetChoice<RematScheduler, SchedulerNamed, SchedulerNames,
+              &RematOptions::scheduler>;
+constexpr RematFlag::Setter SetAlgorithm =
+    SetChoice<RematAlgorithm, AlgorithmNamed, AlgorithmNames,
+              &RematOptions::algorithm>;
 
 bool AtLeastZero(double number) { return number >= 0; }
 
 absl::Status SetSmallNodeLimit(absl::string_view name, absl::string_view value,
                                RematOptions& options) {
-  absl::StatusOr<double> mib = ParseNumber(name, value, AtLeastZero,
-                                           "a number of MiB >= 0 (0 disables)");
-  if (!mib.ok()) return mib.status();
-  options.small_node_limit_mib = *mib;
-  return absl::OkStatus();
+  return SetNumber(name, value, AtLeastZero,
+                   "a number of MiB >= 0 (0 disables)",
+                   options.small_node_limit_mib);
 }
 
 absl::Status SetMaxExtraFlops(absl::string_view name, absl::string_view value,
@@ -178,23 +175,17 @@ absl::Status SetMaxExtraFlops(absl::string_view name, absl::string_view value,
     options.max_extra_flops_fraction = -1;
     return absl::OkStatus();
   }
-  absl::StatusOr<double> fraction =
-      ParseNumber(name, value, AtLeastZero,
-                  "a fraction of the module's FLOPs >= 0 such as 0.25, "
-                  "or none (no cap)");
-  if (!fraction.ok()) return fraction.status();
-  options.max_extra_flops_fraction = *fraction;
-  return absl::OkStatus();
+  return SetNumber(name, value, AtLeastZero,
+                   "a fraction of the module's FLOPs >= 0 such as 0.25, or "
+                   "none (no cap)",
+                   options.max_extra_flops_fraction);
 }
 
 absl::Status SetOptimalSeconds(absl::string_view name, absl::string_view value,
                                RematOptions& options) {
-  absl::StatusOr<double> seconds = ParseNumber(
+  return SetNumber(
       name, value, [](double number) { return number > 0; },
-      "a number of seconds > 0 such as 60");
-  if (!seconds.ok()) return seconds.status();
-  options.optimal_seconds = *seconds;
-  return absl::OkStatus();
+      "a number of seconds > 0 such as 60", options.optimal_seconds);
 }
 
 std::vector<std::string> Strings(const std::vector<absl::string_view>& views) {
@@ -359,22 +350,6 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
         absl::StrCat("'", text, "' is too large"));
   }
   return static_cast<int64_t>(std::llround(bytes));
-}
-
-absl::StatusOr<RematAlgorithm> ParseAlgorithm(absl::string_view text) {
-  RematOptions options;
-  absl::Status status =
-      SetAlgorithm(RematFlagName(RematFlagId::kAlgorithm), text, options);
-  if (!status.ok()) return status;
-  return options.algorithm;
-}
-
-absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text) {
-  RematOptions options;
-  absl::Status status =
-      SetScheduler(RematFlagName(RematFlagId::kScheduler), text, options);
-  if (!status.ok()) return status;
-  return options.scheduler;
 }
 
 absl::StatusOr<int64_t> ResolveBudget(absl::string_view value,

@@ -70,11 +70,6 @@ std::vector<std::string> RematFlagNames();
 // KiB/MiB/GiB are all powers of 1024, as XLA users expect of memory sizes.
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 
-// An algorithm's or scheduler's name; the error names the flag and the
-// choices.
-absl::StatusOr<RematAlgorithm> ParseAlgorithm(absl::string_view text);
-absl::StatusOr<RematScheduler> ParseScheduler(absl::string_view text);
-
 // The bytes a value of the budget flag names, for a module whose memory
 // before the pass is `memory_before`: what the pass would plan for. The
 // error is the flag's own (remat-harness asks through hlo-remat
