@@ -8,14 +8,14 @@
 
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/remat_test_util.h"
 
 namespace xla {
 namespace remat {
 namespace {
 
 std::set<std::string> PointNames(absl::string_view hlo) {
-  auto module = ParseAndReturnUnverifiedModule(hlo);
+  auto module = ParseAndVerify(hlo);
   EXPECT_TRUE(module.ok()) << module.status();
   if (!module.ok()) return {};
   std::set<std::string> names;

@@ -10,8 +10,8 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/remat_test_util.h"
 
 namespace xla {
 namespace remat {
@@ -29,13 +29,10 @@ ENTRY main {
   ROOT t = f32[64]{0} tanh(f)
 })";
 
-class FusedComputationRecyclerTest : public ::testing::Test {
+class FusedComputationRecyclerTest : public RematHloTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
-        ParseAndReturnUnverifiedModule(kFused);
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
-    module_ = std::move(*parsed);
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kFused));
     entry_ = module_->entry_computation();
     fusion_ = entry_->root_instruction()->mutable_operand(0);
   }
@@ -52,7 +49,6 @@ class FusedComputationRecyclerTest : public ::testing::Test {
     return verifier.Run(module_.get()).ok();
   }
 
-  std::unique_ptr<HloModule> module_;
   HloComputation* entry_ = nullptr;
   HloInstruction* fusion_ = nullptr;
   FusedComputationRecycler recycler_;

@@ -12,8 +12,8 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/shape_util.h"
 #include "xla/tsl/platform/statusor.h"
@@ -174,8 +174,7 @@ bool HoldsAStack(const HloModule& module) {
 
 absl::StatusOr<std::unique_ptr<HloModule>> Rewritten(
     absl::string_view hlo, InvariantStacksResult* result) {
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
-                      ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseAndVerify(hlo));
   TF_ASSIGN_OR_RETURN(*result, RemoveInvariantStacks(module.get(), PlainBytes));
   return module;
 }

@@ -13,7 +13,6 @@
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
@@ -33,7 +32,7 @@ struct Hoisted {
 
 absl::StatusOr<Hoisted> Hoist(absl::string_view hlo) {
   Hoisted hoisted;
-  TF_ASSIGN_OR_RETURN(hoisted.module, ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(hoisted.module, ParseAndVerify(hlo));
   TF_ASSIGN_OR_RETURN(hoisted.result, HoistLastReaders(hoisted.module.get(),
                                                        PlainBytes, nullptr));
   for (const HloInstruction* instruction :
@@ -188,7 +187,7 @@ TEST(LastReaderHoistTest, NeedsASchedule) {
   const std::string unscheduled = absl::StrReplaceAll(
       GradientModule(kLateGradient), {{", is_scheduled=true", ""}});
   absl::StatusOr<std::unique_ptr<HloModule>> module =
-      ParseAndReturnUnverifiedModule(unscheduled);
+      ParseAndVerify(unscheduled);
   ASSERT_TRUE(module.ok()) << module.status();
   EXPECT_FALSE(HoistLastReaders(module->get(), PlainBytes, nullptr).ok());
 }

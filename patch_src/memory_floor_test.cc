@@ -8,8 +8,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/remat/remat_schedule.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
@@ -19,8 +19,7 @@ namespace {
 constexpr int64_t kVector = 1024 * 4;  // f32[1024]
 
 std::unique_ptr<HloModule> Parse(absl::string_view hlo) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module =
-      ParseAndReturnUnverifiedModule(hlo);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(hlo);
   EXPECT_TRUE(module.ok()) << module.status();
   return module.ok() ? *std::move(module) : nullptr;
 }

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
@@ -33,8 +33,7 @@ ENTRY main {
 
 absl::StatusOr<int64_t> TrackedPeak(absl::string_view hlo,
                                     AliasedOutputs aliased_outputs) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module =
-      ParseAndReturnUnverifiedModule(hlo);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(hlo);
   if (!module.ok()) return module.status();
   absl::StatusOr<ModuleMemory> memory =
       TrackModuleMemory(**module, PlainBytes, aliased_outputs);

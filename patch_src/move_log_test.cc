@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/remat_test_util.h"
 
 namespace xla {
 namespace remat {
@@ -27,20 +27,13 @@ ENTRY e {
 }
 )";
 
-class MoveLogTest : public ::testing::Test {
+class MoveLogTest : public RematHloTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<HloModule>> module =
-        ParseAndReturnUnverifiedModule(kModule);
-    ASSERT_TRUE(module.ok()) << module.status();
-    module_ = *std::move(module);
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kModule));
     log_.Reset(/*slot_count=*/5);
   }
-  HloInstruction* Named(const char* name) const {
-    return module_->entry_computation()->GetInstructionWithName(name);
-  }
 
-  std::unique_ptr<HloModule> module_;
   MoveLog log_;
 };
 

@@ -86,8 +86,7 @@ TEST_F(OptimalPlanTest, TheAppliedPlanIsTheStartOfTheSameSolve) {
   ASSERT_FALSE(solve.plan.empty());
   ASSERT_TRUE(problem_->Apply(*state_, solve).ok());
   const CopiesInHand copies = CopiesOfPlanInHand(*state_);
-  const HloInstruction* a =
-      module_->entry_computation()->GetInstructionWithName("a");
+  const HloInstruction* a = Named("a");
   ASSERT_TRUE(copies.contains(a));
   // One copy of `a` rebuilt, for the root (the schedule's last stage).
   EXPECT_THAT(copies.at(a).recomputed_at,

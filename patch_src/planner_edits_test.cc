@@ -12,7 +12,6 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/hlo/testlib/pattern_matcher_gmock.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/cost_model.h"
@@ -38,7 +37,7 @@ class PlannerEditsTest : public PlannerStateTest {
 
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(Build(kLateUse, /*chains=*/false, kAt));
-    a_ = module_->entry_computation()->GetInstructionWithName("a");
+    a_ = Named("a");
     ASSERT_NE(a_, nullptr);
     const int index = state_->values().IndexOf(a_);
     ASSERT_GE(index, 0);
@@ -180,8 +179,7 @@ TEST_F(CompanionTest, OneCloneOfTheProducerServesBoth) {
   const int64_t before = state_->liveness().At(kAt);
   ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
   EXPECT_EQ(before - state_->liveness().At(kAt), 2 * kValue);
-  const HloInstruction* f =
-      module_->entry_computation()->GetInstructionWithName("f");
+  const HloInstruction* f = Named("f");
   const HloInstruction* g_for_q = nullptr;
   const HloInstruction* g_for_k = nullptr;
   EXPECT_THAT(f, GmockMatch(m::Add(
@@ -198,8 +196,7 @@ TEST_F(CompanionTest, OneCloneOfTheProducerServesBoth) {
 }
 
 TEST_F(CompanionTest, RevertMoveGivesTheCompanionItsUsesBack) {
-  const HloInstruction* k =
-      module_->entry_computation()->GetInstructionWithName("k");
+  const HloInstruction* k = Named("k");
   const int64_t before = state_->liveness().Max();
   ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
   EXPECT_EQ(k->user_count(), 0);

@@ -56,7 +56,7 @@ TEST_F(PlannerScoringTest, PlainBytesHaveNoCompactForm) {
 }
 
 TEST_F(PlannerScoringTest, AnOperandWithOneVersionIsReadAsItIs) {
-  HloInstruction* p = module_->entry_computation()->GetInstructionWithName("p");
+  HloInstruction* p = Named("p");
   EXPECT_EQ(ChooseOperand(*state_, p, 6), p);
 }
 

@@ -10,10 +10,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
@@ -21,13 +21,10 @@ namespace remat {
 
 // A planner state on an HLO text, every value defined before position `at`
 // active.
-class PlannerStateTest : public ::testing::Test {
+class PlannerStateTest : public RematHloTest {
  protected:
   void Build(absl::string_view hlo, bool chains, int at) {
-    absl::StatusOr<std::unique_ptr<HloModule>> parsed =
-        ParseAndReturnUnverifiedModule(hlo);
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
-    module_ = std::move(*parsed);
+    ASSERT_NO_FATAL_FAILURE(ParseModule(hlo));
     absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
         AnalyzeCosts(*module_, PlainBytes);
     ASSERT_TRUE(costs.ok()) << costs.status();
@@ -47,11 +44,9 @@ class PlannerStateTest : public ::testing::Test {
   }
 
   int Index(absl::string_view name) const {
-    return state_->values().IndexOf(
-        module_->entry_computation()->GetInstructionWithName(name));
+    return state_->values().IndexOf(Named(name));
   }
 
-  std::unique_ptr<HloModule> module_;
   std::unique_ptr<RematCostAnalysis> costs_;
   std::unique_ptr<PlannerState> state_;
 };

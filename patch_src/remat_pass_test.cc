@@ -18,7 +18,6 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/hlo/testlib/pattern_matcher_gmock.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/remat_decision.h"
@@ -106,19 +105,10 @@ struct PassRun {
 absl::StatusOr<PassRun> RunPass(absl::string_view hlo,
                                 const RematOptions& options) {
   PassRun run;
-  TF_ASSIGN_OR_RETURN(run.module, ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(run.module, ParseAndVerify(hlo));
   TF_ASSIGN_OR_RETURN(run.report,
                       RunRemat(run.module.get(), options, PlainBytes));
   return run;
-}
-
-// The instruction of the entry named `name`, or null.
-const HloInstruction* Named(const HloModule& module, absl::string_view name) {
-  for (const HloInstruction* instruction :
-       module.entry_computation()->instructions()) {
-    if (instruction->name() == name) return instruction;
-  }
-  return nullptr;
 }
 
 // The clones the pass made of `value` (named value.remat...).
@@ -351,7 +341,7 @@ TEST(RematPassTest, AWhileLoopIsNeverRecomputedButItsOperandsMayBe) {
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(CountOpcode(*run->module, HloOpcode::kWhile), 1);
   // c = add(res, a) reads a clone of `a` after the loop.
-  EXPECT_THAT(Named(*run->module, "c"),
+  EXPECT_THAT(FindInstruction(*run->module, "c"),
               GmockMatch(m::Add(m::GetTupleElement(m::Op().WithName("loop"), 1),
                                 m::Exp(m::Parameter(0)))));
 }
@@ -459,8 +449,7 @@ TEST(RematPassTest, NothingDoneIsTimedAsACheck) {
 TEST(RematPassTest, TheHloPassSaysWhetherItChangedTheModule) {
   for (const auto& [budget, changed] :
        {std::pair<int64_t, bool>{int64_t{1} << 30, false}, {1, true}}) {
-    absl::StatusOr<std::unique_ptr<HloModule>> module =
-        ParseAndReturnUnverifiedModule(kChain);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(kChain);
     ASSERT_TRUE(module.ok()) << module.status();
     RematerializationPass pass(Options(budget), PlainBytes);
     absl::StatusOr<bool> result = pass.Run(module->get());
@@ -476,7 +465,7 @@ TEST(RematPassTest, TheHloPassSaysWhetherItChangedTheModule) {
 // order is the only change the pass makes.
 TEST(RematPassTest, ANewOrderAloneIsAChange) {
   absl::StatusOr<std::unique_ptr<HloModule>> module =
-      ParseAndReturnUnverifiedModule(GradientModule(kLateGradient));
+      ParseAndVerify(GradientModule(kLateGradient));
   ASSERT_TRUE(module.ok()) << module.status();
   RematOptions options = Options(1);
   options.scheduler = RematScheduler::kGiven;

@@ -18,7 +18,6 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/hlo/testlib/pattern_matcher_gmock.h"
 #include "xla/service/pattern_matcher.h"
 #include "xla/service/remat/cost_model.h"
@@ -88,7 +87,7 @@ struct Planned {
 absl::StatusOr<Planned> Plan(absl::string_view hlo,
                              const PlannerConfig& config) {
   Planned planned;
-  TF_ASSIGN_OR_RETURN(planned.module, ParseAndReturnUnverifiedModule(hlo));
+  TF_ASSIGN_OR_RETURN(planned.module, ParseAndVerify(hlo));
   TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs,
                       AnalyzeCosts(*planned.module, PlainBytes));
   TF_ASSIGN_OR_RETURN(

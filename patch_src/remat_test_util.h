@@ -1,16 +1,75 @@
-// Test tools shared by the engine's unit tests: HLO modules several tests
-// plan on. tests/hlo_cases.py reads the same modules from this file, so that
-// the C++ and the Python tests hold one copy.
+// Test tools shared by the engine's unit tests: a module parsed and
+// verified, instructions found by name, and HLO modules several tests plan
+// on. tests/hlo_cases.py reads the same modules from this file, so that the
+// C++ and the Python tests hold one copy.
 #ifndef XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
 #define XLA_SERVICE_REMAT_REMAT_TEST_UTIL_H_
 
-#include <string>
+#include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/hlo_verifier.h"
 
 namespace xla {
 namespace remat {
+
+// `hlo` parsed, then checked by XLA's verifier as the pass checks its output
+// (layouts insensitive, mixed precision allowed): a test module the pass
+// would refuse fails here, where its text is.
+inline absl::StatusOr<std::unique_ptr<HloModule>> ParseAndVerify(
+    absl::string_view hlo) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseAndReturnUnverifiedModule(hlo);
+  if (!module.ok()) return module.status();
+  HloVerifier verifier(/*layout_sensitive=*/false,
+                       /*allow_mixed_precision=*/true);
+  absl::Status verified = verifier.Run(module->get()).status();
+  if (!verified.ok()) return verified;
+  return module;
+}
+
+// The instruction called `name`: the entry's, else the first of another
+// computation's; null when there is none.
+inline HloInstruction* FindInstruction(const HloModule& module,
+                                       absl::string_view name) {
+  if (HloInstruction* found =
+          module.entry_computation()->GetInstructionWithName(name)) {
+    return found;
+  }
+  for (HloComputation* computation : module.computations()) {
+    if (HloInstruction* found = computation->GetInstructionWithName(name)) {
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+// A test on one verified module (ParseAndVerify), its instructions by name.
+class RematHloTest : public ::testing::Test {
+ protected:
+  void ParseModule(absl::string_view hlo) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    module_ = std::move(*module);
+  }
+
+  HloInstruction* Named(absl::string_view name) const {
+    return FindInstruction(*module_, name);
+  }
+
+  std::unique_ptr<HloModule> module_;
+};
 
 // `a`, `b` and `c` stay live across the middle of the chain for the late
 // adds; `a` is cheap to recompute from `p`, which is live anyway.

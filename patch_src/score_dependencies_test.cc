@@ -7,12 +7,12 @@
 
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_scoring.h"
 #include "xla/service/remat/planner_values.h"
 #include "xla/service/remat/remat_planner.h"
+#include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 
 namespace xla {
@@ -40,13 +40,10 @@ ENTRY e {
 }
 )";
 
-class ScoreDependenciesTest : public ::testing::Test {
+class ScoreDependenciesTest : public RematHloTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<HloModule>> module =
-        ParseAndReturnUnverifiedModule(kModule);
-    ASSERT_TRUE(module.ok()) << module.status();
-    module_ = *std::move(module);
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kModule));
     absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
         AnalyzeCosts(*module_, PlainBytes);
     ASSERT_TRUE(costs.ok()) << costs.status();
@@ -67,8 +64,7 @@ class ScoreDependenciesTest : public ::testing::Test {
     return -1;
   }
   int ValueOf(absl::string_view name) const {
-    return state_->values().IndexOf(
-        module_->entry_computation()->GetInstructionWithName(name));
+    return state_->values().IndexOf(Named(name));
   }
   // Scores value `name` at m2 afresh and files what it read.
   int Scored(absl::string_view name) {
@@ -78,7 +74,6 @@ class ScoreDependenciesTest : public ::testing::Test {
     return index;
   }
 
-  std::unique_ptr<HloModule> module_;
   std::unique_ptr<RematCostAnalysis> costs_;
   std::unique_ptr<PlannerState> state_;
   int slot_ = -1;

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/hlo/parser/hlo_parser.h"
+#include "xla/service/remat/remat_test_util.h"
 
 namespace xla {
 namespace remat {
@@ -28,17 +28,11 @@ ENTRY e {
 }
 )";
 
-class ValueTableTest : public ::testing::Test {
+class ValueTableTest : public RematHloTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<HloModule>> module =
-        ParseAndReturnUnverifiedModule(kModule);
-    ASSERT_TRUE(module.ok()) << module.status();
-    module_ = *std::move(module);
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kModule));
     table_.Reset(/*slot_count=*/5);
-  }
-  HloInstruction* Named(const char* name) const {
-    return module_->entry_computation()->GetInstructionWithName(name);
   }
   // A value of `name` defined at `slot`, read through `readers`.
   int AddValue(const char* name, int slot,
@@ -50,7 +44,6 @@ class ValueTableTest : public ::testing::Test {
     return table_.Add(std::move(value), readers);
   }
 
-  std::unique_ptr<HloModule> module_;
   ValueTable table_;
 };
 
