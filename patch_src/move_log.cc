@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/log/check.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 
 namespace xla {
@@ -25,6 +26,9 @@ AppliedMove& MoveLog::Begin() {
 }
 
 void MoveLog::Place(HloInstruction* instruction, int slot) {
+  DCHECK(current_ != nullptr) << "a clone placed outside a move";
+  DCHECK(0 <= slot && slot < static_cast<int>(placed_at_.size()))
+      << "slot " << slot;
   placed_at_[slot].push_back(instruction);
   current_->new_instructions.push_back(instruction);
 }

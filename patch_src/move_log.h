@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/log/check.h"
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/planner_liveness.h"
@@ -60,6 +61,8 @@ class MoveLog {
 
   int size() const { return static_cast<int>(moves_.size()); }
   const AppliedMove& operator[](int move_index) const {
+    DCHECK(0 <= move_index && move_index < size())
+        << "move " << move_index << " of " << size();
     return moves_[move_index];
   }
   absl::Span<const AppliedMove> all() const { return moves_; }
@@ -80,6 +83,8 @@ class MoveLog {
   // `instruction`, added by the current move, runs at `slot`.
   void Place(HloInstruction* instruction, int slot);
   absl::Span<HloInstruction* const> PlacedAt(int slot) const {
+    DCHECK(0 <= slot && slot < static_cast<int>(placed_at_.size()))
+        << "slot " << slot;
     return placed_at_[slot];
   }
   // `clone` stays after the instruction at `trigger_slot`.

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/log/check.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/range_max_tree.h"
 
@@ -53,6 +54,8 @@ void LivenessModel::AddMemory(int lo, int hi, int64_t delta) {
 }
 
 void LivenessModel::SetEnd(int id, int end) {
+  DCHECK(0 <= id && id < buffer_count()) << "buffer " << id;
+  DCHECK(end < n_) << "end " << end << " past the schedule's " << n_;
   if (undo_ != nullptr) undo_->old_ends.push_back({id, buffers_[id].end});
   buffers_[id].end = end;
   Touch(id);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/log/check.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/range_max_tree.h"
 
@@ -60,9 +61,13 @@ class LivenessModel {
 
   int positions() const { return n_; }
   int buffer_count() const { return static_cast<int>(buffers_.size()); }
-  const PlannerBuffer& buffer(int id) const { return buffers_[id]; }
-  int64_t Size(int id) const { return buffers_[id].size; }
-  int End(int id) const { return buffers_[id].end; }
+  const PlannerBuffer& buffer(int id) const {
+    DCHECK(0 <= id && id < buffer_count())
+        << "buffer " << id << " of " << buffer_count();
+    return buffers_[id];
+  }
+  int64_t Size(int id) const { return buffer(id).size; }
+  int End(int id) const { return buffer(id).end; }
 
   // Building the model, before the profile is set: not logged.
   int AddBuffer(int64_t size, int def, int end, bool live_to_end);
@@ -73,7 +78,10 @@ class LivenessModel {
   void SetProfile(const std::vector<int64_t>& profile);
 
   int64_t Max() const { return profile_->Max(); }
-  int64_t At(int pos) const { return profile_->At(pos); }
+  int64_t At(int pos) const {
+    DCHECK(0 <= pos && pos < n_) << "position " << pos << " of " << n_;
+    return profile_->At(pos);
+  }
 
   // Between these, every change is logged into `undo` and the buffers it
   // touches are marked as touched by move `move`.

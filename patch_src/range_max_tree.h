@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "absl/log/check.h"
+
 namespace xla {
 namespace remat {
 
@@ -32,6 +34,7 @@ class RangeMaxTree {
   }
 
   int64_t At(int pos) const {
+    DCHECK(0 <= pos && pos < n_) << "position " << pos << " of " << n_;
     int node = 1, lo = 0, hi = n_ - 1;
     int64_t acc = 0;
     while (lo != hi) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/log/check.h"
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 
@@ -82,6 +83,7 @@ void ValueTable::RemoveUsesBy(
 }
 
 void ValueTable::Activate(int index) {
+  DCHECK(0 <= index && index < size()) << "value " << index;
   Value& value = values_[index];
   if (value.active || value.dead) return;
   value.active = true;

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/log/check.h"
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 
@@ -55,7 +56,11 @@ class ValueTable {
   void Reset(int slot_count);
 
   int size() const { return static_cast<int>(values_.size()); }
-  const Value& operator[](int index) const { return values_[index]; }
+  const Value& operator[](int index) const {
+    DCHECK(0 <= index && index < size())
+        << "value " << index << " of " << size();
+    return values_[index];
+  }
   absl::Span<const Value> all() const { return values_; }
   // The value `reader` reads as (its instruction, a get-tuple-element or a
   // bitcast of it); -1 if none.
@@ -63,7 +68,11 @@ class ValueTable {
   // The versions of `origin`: the value first cloned and its live clones.
   absl::Span<const int> VersionsOf(const HloInstruction* origin) const;
   // The values defined at `slot`.
-  absl::Span<const int> DefinedAt(int slot) const { return defined_at_[slot]; }
+  absl::Span<const int> DefinedAt(int slot) const {
+    DCHECK(0 <= slot && slot < static_cast<int>(defined_at_.size()))
+        << "slot " << slot;
+    return defined_at_[slot];
+  }
   // The values the sweep considers, in the order they became candidates.
   absl::Span<const int> active() const { return active_; }
 
