@@ -21,16 +21,6 @@
 namespace xla {
 namespace remat {
 
-absl::string_view MemoryFigureName(MemoryFigure figure) {
-  switch (figure) {
-    case MemoryFigure::kHeapSimulator:
-      return "heap_simulator";
-    case MemoryFigure::kBufferAssignment:
-      return "buffer_assignment";
-  }
-  return "unknown";
-}
-
 absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffersOnSchedule(
     const HloModule& module, const SizeFunction& size_fn,
     const AliasInfo* alias_info, int64_t alignment) {

@@ -24,11 +24,8 @@
 namespace xla {
 namespace remat {
 
-// MemoryFigure and MemoryFigureOptions are in remat_options.h (the flags'
-// header stays free of buffer assignment).
-
-// "heap_simulator" or "buffer_assignment", as reports name it.
-absl::string_view MemoryFigureName(MemoryFigure figure);
+// MemoryFigure, MemoryFigureOptions and MemoryFigureName are in
+// remat_options.h (the options' header stays free of buffer assignment).
 
 // XLA's BufferAssigner on the module's own schedule, as the backends run it
 // before emitting code: sequential ordering, constants given buffers.

@@ -183,8 +183,7 @@ class RematDriver {
       return report_;
     }
     TF_RETURN_IF_ERROR(CheckDumpFolder());
-    report_.memory_figure =
-        std::string(MemoryFigureName(options_.memory_figure.figure));
+    report_.memory_figure = options_.memory_figure.figure;
     had_schedule_ = module_->has_schedule();
     report_.instructions_before = CountInstructions(*module_);
     TF_RETURN_IF_ERROR(AnalyzeModuleCosts());
@@ -282,7 +281,8 @@ class RematDriver {
     report_.budget_bytes = options_.memory_limit_bytes;
     report_.AddNote(absl::StrCat("budget ", options_.memory_limit_fraction,
                                  "x of ", report_.allocation_before_bytes,
-                                 " bytes (", report_.memory_figure, ")"));
+                                 " bytes (",
+                                 MemoryFigureName(report_.memory_figure), ")"));
   }
 
   absl::Status DumpBefore() const {
@@ -471,7 +471,7 @@ class RematDriver {
     TF_ASSIGN_OR_RETURN(RematGraph graph,
                         BuildRematGraph(report_.module, *entry_model_, *costs_,
                                         options_.small_node_limit_bytes()));
-    graph.memory_figure = report_.memory_figure;
+    graph.memory_figure = std::string(MemoryFigureName(report_.memory_figure));
     graph.module_flops = report_.flops_before;
     return WriteRematGraph(graph, options_.export_graph_path);
   }

@@ -38,6 +38,16 @@ std::vector<absl::string_view> Names(const Table& table) {
 
 }  // namespace
 
+absl::string_view MemoryFigureName(MemoryFigure figure) {
+  switch (figure) {
+    case MemoryFigure::kHeapSimulator:
+      return "heap_simulator";
+    case MemoryFigure::kBufferAssignment:
+      return "buffer_assignment";
+  }
+  return "unknown";
+}
+
 absl::string_view AlgorithmName(RematAlgorithm algorithm) {
   for (const auto& [name, value] : kAlgorithms) {
     if (value == algorithm) return name;

@@ -38,6 +38,8 @@ inline constexpr double kDefaultOptimalSeconds = 60;
 // HeapSimulator's peak (CPU) or BufferAssigner's total (GPU), whose
 // allocations are `alignment`-aligned.
 enum class MemoryFigure { kHeapSimulator, kBufferAssignment };
+// "heap_simulator" or "buffer_assignment", as reports name it.
+absl::string_view MemoryFigureName(MemoryFigure figure);
 struct MemoryFigureOptions {
   MemoryFigure figure = MemoryFigure::kHeapSimulator;
   int64_t alignment = 1;

@@ -112,11 +112,23 @@ std::string FrontierFieldJson(const RematReport& report) {
 
 }  // namespace
 
+absl::string_view NumericsName(Numerics numerics) {
+  switch (numerics) {
+    case Numerics::kSkipped:
+      return "skipped";
+    case Numerics::kEqual:
+      return "equal";
+    case Numerics::kDiffer:
+      return "differ";
+  }
+  return "unknown";
+}
+
 std::string RematReport::FrontierJson() const {
   return absl::StrCat(
       "{\n  \"module\": ", JsonQuote(module),
       ",\n  \"algorithm\": ", JsonQuote(algorithm),
-      ",\n  \"memory_figure\": ", JsonQuote(memory_figure),
+      ",\n  \"memory_figure\": ", JsonQuote(MemoryFigureName(memory_figure)),
       ",\n  \"allocation_before_bytes\": ", allocation_before_bytes,
       ",\n  \"floor_bytes\": ", floor_bytes,
       ",\n  \"budget_bytes\": ", budget_bytes,
@@ -165,7 +177,7 @@ std::string RematReport::ToJson() const {
   field("heap_sim_before_bytes", absl::StrCat(heap_sim_before_bytes));
   field("heap_sim_scheduled_bytes", absl::StrCat(heap_sim_scheduled_bytes));
   field("heap_sim_after_bytes", absl::StrCat(heap_sim_after_bytes));
-  field("memory_figure", JsonQuote(memory_figure));
+  field("memory_figure", JsonQuote(MemoryFigureName(memory_figure)));
   field("allocation_before_bytes", absl::StrCat(allocation_before_bytes));
   field("allocation_after_bytes", absl::StrCat(allocation_after_bytes));
   field("floor_bytes", absl::StrCat(floor_bytes));
@@ -196,7 +208,7 @@ std::string RematReport::ToJson() const {
   }
   field("phase_seconds", phases + "}");
   field("plans_tried", absl::StrCat(plans_tried));
-  field("numerics", JsonQuote(numerics));
+  field("numerics", JsonQuote(NumericsName(numerics)));
   field("step_time_before_s", JsonNumber(step_time_before_s));
   field("step_time_after_s", JsonNumber(step_time_after_s));
   field("step_time_ratio", JsonNumber(step_time_ratio));

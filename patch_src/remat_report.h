@@ -14,6 +14,7 @@
 #include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/remat_options.h"
 
 namespace xla {
 namespace remat {
@@ -61,15 +62,24 @@ struct GpuPipelineFigures {
   int compute_capability_major = 0;
 };
 
+// Whether the module computes the same after the pass (hlo-remat
+// --check-numerics runs both on XLA:CPU).
+enum class Numerics { kSkipped, kEqual, kDiffer };
+absl::string_view NumericsName(Numerics numerics);
+
 struct RematReport {
   std::string module;
   std::string algorithm;
   std::string scheduler;         // as asked
   std::string scheduler_chosen;  // the one kept ("default" tries three)
   int64_t budget_bytes = 0;
-  int64_t peak_before_bytes = 0;     // tracker, on the schedule as given
-  int64_t peak_scheduled_bytes = 0;  // tracker, after re-scheduling
+  // peak_*: the planner's own tracker (memory_tracker.h), which counts
+  // shared buffers apart: what the planner aimed with, not what the platform
+  // allocates (allocation_*_bytes below is that).
+  int64_t peak_before_bytes = 0;     // on the schedule as given
+  int64_t peak_scheduled_bytes = 0;  // after re-scheduling
   int64_t peak_after_bytes = 0;
+  // HeapSimulator's peak, on the same three schedules.
   int64_t heap_sim_before_bytes = 0;
   int64_t heap_sim_scheduled_bytes = 0;
   int64_t heap_sim_after_bytes = 0;
@@ -79,6 +89,9 @@ struct RematReport {
   int64_t floor_bytes = 0;
   std::string floor_at;
   bool budget_met = false;
+  // instructions_before/after count every computation's instructions, a
+  // cloned fusion's fused computation included; instructions_added counts
+  // the clones the plan put in the schedule (a cloned fusion is one).
   int64_t instructions_before = 0;
   int64_t instructions_after = 0;
   int64_t instructions_added = 0;
@@ -104,7 +117,7 @@ struct RematReport {
   // The figure the budget is judged by (memory_figure.h) and its values
   // before and after the pass: HeapSimulator's peak on CPU, BufferAssigner's
   // total on GPU (where the heap_sim_* fields are the second figure).
-  std::string memory_figure = "heap_simulator";
+  MemoryFigure memory_figure = MemoryFigure::kHeapSimulator;
   // The pass chose a schedule other than the one it was given.
   bool rescheduled = false;
   int64_t allocation_before_bytes = 0;
@@ -114,8 +127,8 @@ struct RematReport {
   // Where pass_seconds went, phase by phase in the order run (scheduling,
   // planning, judging plans, ...); the report's own measurements excluded.
   std::vector<std::pair<std::string, double>> phase_seconds;
-  int plans_tried = 0;               // sweeps of the schedule the planner made
-  std::string numerics = "skipped";  // "equal", "differ" or "skipped"
+  int plans_tried = 0;  // sweeps of the schedule the planner made
+  Numerics numerics = Numerics::kSkipped;
   // Median XLA:CPU step time of the module before and after (hlo-remat
   // --time N); NaN, written as null, when not measured.
   double step_time_before_s = std::numeric_limits<double>::quiet_NaN();

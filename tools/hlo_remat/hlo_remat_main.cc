@@ -96,11 +96,12 @@ void MeasureOnCpu(const CliArgs& args, const xla::HloModule& original,
     absl::StatusOr<hlo_remat::NumericsResult> numerics =
         hlo_remat::CompareNumerics(original, after, /*seed=*/42);
     if (!numerics.ok()) {
-      report.numerics = "skipped";
+      report.numerics = xla::remat::Numerics::kSkipped;
       report.AddNote(
           absl::StrCat("numerics not run: ", numerics.status().message()));
     } else {
-      report.numerics = numerics->equal ? "equal" : "differ";
+      report.numerics = numerics->equal ? xla::remat::Numerics::kEqual
+                                        : xla::remat::Numerics::kDiffer;
       if (!numerics->equal)
         report.AddNote(absl::StrCat("numerics: ", numerics->detail));
     }
@@ -124,13 +125,22 @@ std::string SummaryLine(const xla::remat::RematReport& report) {
                            ? absl::StrCat("budget ", report.budget_bytes, " ",
                                           report.budget_met ? "met" : "NOT met")
                            : "no budget (as low as it goes)";
+  // The report's own words: allocation_*_bytes, floor_bytes, budget_bytes,
+  // extra FLOPs (flops_after over flops_before), instructions_added.
+  const double extra_flops_pct =
+      report.flops_before > 0
+          ? 100 * (report.flops_after - report.flops_before) /
+                report.flops_before
+          : 0;
   return absl::StrFormat(
-      "hlo-remat: %s %s/%s: peak %d -> %d bytes (%s), %s, "
-      "+%d instructions, numerics %s\n",
+      "hlo-remat: %s %s/%s: allocation %d -> %d bytes (%s), floor %d, %s, "
+      "%+.1f%% FLOPs, %d instructions added, numerics %s\n",
       hlo_remat::ShownName(report.module), report.algorithm,
       report.scheduler_chosen, report.allocation_before_bytes,
-      report.allocation_after_bytes, report.memory_figure, budget,
-      report.instructions_added, report.numerics);
+      report.allocation_after_bytes,
+      xla::remat::MemoryFigureName(report.memory_figure), report.floor_bytes,
+      budget, extra_flops_pct, report.instructions_added,
+      xla::remat::NumericsName(report.numerics));
 }
 
 // Everything after the arguments are understood; returns the exit code.
@@ -201,7 +211,7 @@ int Run(CliArgs& args) {
     return Fail(2, absl::StrCat(args.report, ": cannot write"));
   }
   hlo_remat::WriteUserMessage(SummaryLine(*report));
-  if (report->numerics == "differ") return 1;
+  if (report->numerics == xla::remat::Numerics::kDiffer) return 1;
   return args.fail_if_missed && !report->budget_met ? 3 : 0;
 }
 

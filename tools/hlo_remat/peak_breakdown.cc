@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "input_check.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/buffer_assignment.h"
@@ -73,6 +74,7 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
 
   // The first moment the running total is highest.
   PeakBreakdown out;
+  out.entry = module.entry_computation()->name();
   int64_t live = 0;
   size_t peak_event = 0;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -144,13 +146,19 @@ std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
       "live; buffer assignment %d bytes\n",
       label, breakdown.peak_bytes, breakdown.reached_by, breakdown.live_values,
       breakdown.assigned_bytes);
+  // A callee's values say where they live; the entry's, most of them, do
+  // not repeat its (often long) name.
   for (const LiveValue& v : breakdown.largest) {
-    absl::StrAppendFormat(&out, "  %12d  %-40s %s  [%s]\n", v.bytes,
-                          v.instruction, v.shape, v.computation);
+    const std::string where =
+        v.computation == breakdown.entry
+            ? ""
+            : absl::StrCat("  [", ShownName(v.computation), "]");
+    absl::StrAppendFormat(&out, "  %12d  %-40s %s%s\n", v.bytes, v.instruction,
+                          v.shape, where);
   }
   absl::StrAppend(&out, "  by defining computation:\n");
   for (const auto& [computation, bytes] : breakdown.by_computation) {
-    absl::StrAppendFormat(&out, "  %12d  %s\n", bytes, computation);
+    absl::StrAppendFormat(&out, "  %12d  %s\n", bytes, ShownName(computation));
   }
   return out;
 }

@@ -27,6 +27,8 @@ struct LiveValue {
 
 struct PeakBreakdown {
   int64_t peak_bytes = 0;
+  // The entry computation: a value it defines is shown without its name.
+  std::string entry;
   // The value whose allocation reached the peak.
   std::string reached_by;
   std::vector<LiveValue> largest;  // at most `top`, largest first
