@@ -8,14 +8,13 @@
 // (dw = conv(x, dy)) at the end of the step. Each holds its layer's
 // activation and output gradient across the rest of the backward pass, and
 // no recomputation frees them: they are read late, not produced early
-// (MobileNetV2 on h100_sxm: 20.8 MB of its 70.9 MB peak). Moving an
+// (docs/measured.md has how much they hold). Moving an
 // instruction reorders computation; it adds and removes none.
 //
 // An instruction that writes a buffer in place moves too: XLA:GPU's fused
 // optimizer updates write each weight into its donated parameter, and the
 // scheduler leaves them at the end of the step, holding every weight
-// gradient and transposed weight they read (about 48 MB of DenseNet-121's
-// 163 MB peak on h100_sxm after recomputation). It never moves ahead of a
+// gradient and transposed weight they read. It never moves ahead of a
 // use of what the buffer held before, so that copy insertion's buffer
 // sharing holds in the new order.
 //

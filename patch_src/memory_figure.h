@@ -1,12 +1,11 @@
 // The figure memory is planned, judged and reported by: what the platform
 // allocates for the module on its schedule.
 //
-// On CPU that is HeapSimulator's peak (it matched XLA:CPU's buffer assignment
-// within 0.01% on a ResNet-20 step). On GPU it is BufferAssigner's total:
-// HeapSimulator's module-wide minimum counts loop state once per computation
-// naming it and misses buffers the assigner shares (VGG16 +19%, a 2-layer
-// LSTM +59% over what a real H100 allocated, which matched buffer assignment
-// within 2.2%).
+// On CPU that is HeapSimulator's peak, which XLA:CPU's buffer assignment
+// matches. On GPU it is BufferAssigner's total: HeapSimulator's module-wide
+// minimum counts loop state once per computation naming it and misses
+// buffers the assigner shares, where a real GPU allocates what buffer
+// assignment says (docs/measured.md has both comparisons).
 #ifndef XLA_SERVICE_REMAT_MEMORY_FIGURE_H_
 #define XLA_SERVICE_REMAT_MEMORY_FIGURE_H_
 

@@ -29,8 +29,7 @@ namespace remat {
 // Copy insertion made the two one buffer: BufferAssigner (the GPU's figure)
 // gives it the parameter's allocation. The CPU's planner keeps counting it
 // apart, as it was tuned: counted in the parameter there, greedy plans ended
-// higher by HeapSimulator on DenseNet-121 (0.459 to 0.475 at 50%) and
-// ResNet-20 `standard` missed 50% by 61 KB.
+// higher by HeapSimulator (docs/measured.md).
 enum class AliasedOutputs {
   kOwnBytes,     // from its definition to the end, like any other output
   kInParameter,  // adds nothing: the parameter's buffer holds it

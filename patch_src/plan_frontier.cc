@@ -24,8 +24,8 @@ std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
     const auto aim = static_cast<int64_t>(share * reference_bytes);
     // Aims below the floor too: no plan reaches them, but a search aimed
     // there lowers every position as far as it goes and tries aims of its
-    // own between it and the start (VGG16 on h100_sxm, floor 0.652: aimed
-    // at 0.33, 0.737 of the allocation; at the floor, 0.800).
+    // own between it and the start, which can end lower than aiming at the
+    // floor does (docs/measured.md).
     if (aim > 0 && aim < start_bytes) aims.push_back(aim);
   }
   if (floor_bytes > 0 && floor_bytes < start_bytes) {

@@ -48,9 +48,8 @@ std::vector<double> DefaultFrontierShares();
 // What makes a point of the search a plan the lookup may choose. A rule
 // judges a point by the points alone, never by the budget, so that the
 // lookup's promises hold. (No rule on FLOPs per byte here: one that drops
-// a dear point drops the plan that meets some budget, ResNet-20's on
-// h100_sxm at 0.33x among them; below every point the compute cap bounds
-// what the lowest spends.)
+// a dear point drops the plan that meets some budget; below every point the
+// compute cap bounds what the lowest spends.)
 struct FrontierRules {
   // A point must lower the start by this share of it: a smaller gain is
   // within what an allocator's fragmentation moves.

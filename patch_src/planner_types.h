@@ -40,9 +40,7 @@ struct OptimalConfig {
   double relative_gap = 1e-4;
   // Models with more columns are not solved: the time limit does not bound
   // the root of the solver's search, whose time grows about as the cube of
-  // the columns. With a 5 s limit CBC ran 15.7 s on DenseNet-121's step for
-  // h100_sxm (33k columns) and 655 s on ResNet-164's CPU step (110k columns,
-  // 177k rows), where it found no plan.
+  // the columns (docs/measured.md).
   int max_columns = 40000;
 };
 
@@ -92,10 +90,9 @@ struct PlannerConfig {
   // true, right before the first instruction that writes an output aliased
   // with it, as before an in-place writer; false, one position earlier. On
   // GPU the later place lets a weight's layout copy be made again right
-  // before its fused update instead of held from the forward pass (ResNet-50
-  // on h100_sxm: 0.718 for +20.8% at 33%, 0.700 for +1.6%). On CPU the
-  // greedy plans it opens ended higher by HeapSimulator (MobileNetV2's step
-  // 0.528 to 0.544), so the CPU keeps the earlier place.
+  // before its fused update instead of held from the forward pass. On CPU
+  // the greedy plans it opens ended higher by HeapSimulator, so the CPU
+  // keeps the earlier place (docs/measured.md).
   bool read_donated_until_written = false;
   // The planned computation's memory model on its current schedule, when
   // the caller has it (built otherwise).
@@ -111,8 +108,8 @@ struct PlannerConfig {
       keep_plan;
   // Set where the plan applied must keep what keep_plan does not check of
   // every point for its cost: after copy insertion, the buffer sharing
-  // (live_range_check.h; 0.1-0.2 s a plan on DenseNet-121's step for
-  // h100_sxm). False: the chosen point is refused and the next chosen.
+  // (live_range_check.h). False: the chosen point is refused and the next
+  // chosen.
   std::function<absl::StatusOr<bool>(const HloModule& planned)> applicable;
   // Set (with keep_plan): the plan is chosen from the frontier of these
   // aims instead of searched for at target_bytes. With `optimal`, the

@@ -425,12 +425,11 @@ class RematDriver {
   // algorithms the planner runs (XLA's own pass, the baseline, starts from
   // the schedule as given). On CPU the pass chose the lowest of XLA's
   // memory schedulers; there the greedy planner can end on either side of a
-  // budget after a reorder (ResNet-20's step, `standard` at 50%: 50 KB over
-  // it), so the order stays. The new order is kept where the tracker's peak
-  // does not rise and, after copy insertion, the buffer sharing holds; the
-  // planner starts from it. The "scheduled" figures stay the incoming
-  // order's: every plan is judged against the module as it came (measuring
-  // the new order with BufferAssigner cost DenseNet-121 0.26 s).
+  // budget after a reorder, so the order stays. The new order is kept where the
+  // tracker's peak does not rise and, after copy insertion, the buffer sharing
+  // holds; the planner starts from it. The "scheduled" figures stay the
+  // incoming order's: every plan is judged against the module as it came, and
+  // measuring the new order would cost a buffer assignment.
   absl::Status HoistReaders() {
     if (options_.algorithm == RematAlgorithm::kXla || by_heap_simulator_) {
       return absl::OkStatus();
@@ -567,8 +566,7 @@ class RematDriver {
     // No budget: as low as it gets, which is aiming at the floor. Aimed at
     // zero, the sweep lowers every position from the first, spends the
     // compute cap before it reaches the peak, and its clones hold operands
-    // everywhere (ResNet-20 on h100_sxm: 0.765 of the allocation, against
-    // 0.396 aimed at the floor).
+    // everywhere (docs/measured.md).
     if (config.target_bytes <= 0 && report_.floor_bytes > 0) {
       config.target_bytes = report_.floor_bytes;
       report_.AddNote(absl::StrCat("no budget: aimed at the floor, ",

@@ -30,8 +30,8 @@ enum class RematAlgorithm {
 enum class RematScheduler { kDefault, kGiven, kPostorder, kDfs, kList };
 
 inline constexpr double kDefaultMaxExtraFlops = 0.25;
-// `optimal`'s solver time: ResNet-20's step solves in seconds; past it the
-// pass keeps `path`'s plan, so a compile never waits longer.
+// `optimal`'s solver time: a small step solves in seconds; past it the pass
+// keeps `path`'s plan, so a compile never waits longer.
 inline constexpr double kDefaultOptimalSeconds = 60;
 
 // What memory is planned, judged and reported by (memory_figure.h says why):

@@ -235,8 +235,7 @@ class Planner {
   // Whether the compute cap left out a move at a position where the plan in
   // hand has its peak: there the cap, not the budget, stopped it. (A move
   // left out where the memory fell below the peak later would not have
-  // lowered the peak: DenseNet-121 on h100_sxm ends at the same 0.463 of its
-  // allocation with a cap of 1.5 as with 0.25.)
+  // lowered the peak: a looser cap ends at the same peak there.)
   bool CapHoldsThePeak() const {
     const int64_t peak = state_.liveness().Max();
     for (int slot : capped_slots_) {
@@ -259,10 +258,9 @@ class Planner {
   absl::flat_hash_set<int> capped_slots_;
   // Changes with every move a sweep keeps, and between sweeps: a move
   // refused in one stamp is refused in it again (ScoreCache::refused_in),
-  // so it is not applied and taken back again at the next slot.
-  // DenseNet-121's CPU step, `path` at 33%: 73k of the 76k moves its plan at
-  // the budget tried raised the peak; not trying those again took the
-  // planning from 3.1 to 2.7 s, for the same plans.
+  // so it is not applied and taken back again at the next slot: on a deep
+  // graph most moves tried raise the peak, and trying them once each keeps
+  // the same plans for less time (figures: docs/measured.md).
   int64_t plan_stamp_ = 0;
 };
 
@@ -511,9 +509,9 @@ absl::Status Planner::RevertAll() {
 // Among plans the tracker cannot tell apart (none lowers its peak: what
 // they gain, only the simulator sees, through operand buffer reuse), the one
 // the platform's figure puts lowest, at the same figure the cheapest. Without
-// this a plan aimed lower wins the tie and keeps moves that lower nothing
-// (MobileNetV2 CPU step at 33%: +7.4% FLOPs for the allocation the plan
-// aimed at 50% reaches with +0.02%). Leaves the chosen plan in hand.
+// this a plan aimed lower wins the tie and keeps moves that lower nothing,
+// at many times the FLOPs (docs/measured.md). Leaves the chosen plan in
+// hand.
 absl::StatusOr<PlanOutcome> LowestBySimulator(
     const std::vector<PlanOutcome>& tried,
     absl::FunctionRef<absl::StatusOr<PlanOutcome>(int64_t)> replan,
@@ -548,17 +546,16 @@ class PlanSearch {
   // The lowest plan found, left in hand.
   absl::StatusOr<PlanOutcome> BestPlan();
   // `best` (the plan in hand) misses the budget narrowly by the platform's
-  // figure (alignment and fragmentation the tracker does not count:
-  // MobileNetV2 on h100_sxm allocates 0.6 MB over it; or a greedy step:
-  // ResNet-20's CPU step, 50 KB over): aims lower by what the figure is
+  // figure (alignment and fragmentation the tracker does not count, or a
+  // greedy step that lands just over): aims lower by what the figure is
   // over, twice at most, and keeps the better plan. Returns the plan left in
   // hand.
   absl::StatusOr<PlanOutcome> AimBelowTheGap(const PlanOutcome& best);
   // `best`, the lowest plan of the ladder, missed the budget: a greedy plan
   // aimed at a budget it cannot reach overshoots, its clones keeping
-  // operands alive past the point where it had lowered enough (DenseNet-121
-  // on h100_sxm at 33%: aimed at the budget, 0.448 of the allocation by the
-  // tracker; aimed at 0.42, 0.430 for 3.2% FLOPs). Bisects between the
+  // operands alive past the point where it had lowered enough, so a plan
+  // aimed above the budget can end lower than one aimed at it
+  // (docs/measured.md). Bisects between the
   // budget (or the floor, if higher) and the lowest peak reached: a plan
   // that goes lower moves the top down, one that does not moves the bottom
   // up; not where the ladder (`ladder`, its plans) aimed in between
@@ -568,9 +565,9 @@ class PlanSearch {
       const PlanOutcome& ladder_best, absl::Span<const PlanOutcome> ladder);
   // `ladder_best` missed the budget by a little by the tracker, the judge
   // says it missed too, and the floor lies well below: the budget may be
-  // met by aiming past it (ResNet-20 on h100_sxm at 33%: aimed at the
-  // budget, the sweep stalls 1.5 MB above it by the tracker, 0.362 of the
-  // allocation; aimed at 0.27 of the allocation, 0.310). Bisects the aim
+  // met by aiming past it: aimed at the budget, the sweep can stall just
+  // above it, where an aim below it gets under (docs/measured.md). Bisects
+  // the aim
   // between the floor and that peak by the judge's verdict: a plan that
   // meets the budget moves the bottom up (a higher aim recomputes less),
   // one that misses moves the top down; then lowers the compute cap for
@@ -582,20 +579,17 @@ class PlanSearch {
   // tracker; as low and cheaper, kept; lower, kept if PlanComparison, on the
   // judge's figures, says so too (without a judge, kept). Only a challenger
   // to be judged is made again when it is not in hand. The tracker's bytes
-  // are not the platform's: on DenseNet-121 for h100_sxm at 33%, plans 8 KB
-  // apart by the tracker allocated 123.4 and 115.5 MB. Which plan is left in
-  // hand is not said.
+  // are not the platform's: plans kilobytes apart by the tracker can be
+  // megabytes apart by the allocation (docs/measured.md). Which plan is left
+  // in hand is not said.
   absl::StatusOr<PlanOutcome> Challenge(const PlanOutcome& challenger,
                                         const PlanOutcome& incumbent);
   // For `path`: `best` (the plan in hand) beside the plan of single
   // recomputations, both judged by the platform's figure. When `best` misses
   // the budget, the lower one is kept (chains save less where every value has
-  // one cheap producer: VGG16 on h100_sxm, where path's chains gained 4 KB and
-  // standard 11%). When `best` meets it, single recomputations are kept if
-  // they meet it too, trimmed of unneeded moves, for less recomputation
-  // (DenseNet-121's CPU step at 50%: chains reached 0.434 for +19.8% FLOPs,
-  // single recomputations met the budget at 0.459 for +3.1%). Returns the plan
-  // left in hand.
+  // one cheap producer). When `best` meets it, single recomputations are kept
+  // if they meet it too, trimmed of unneeded moves, for less recomputation
+  // (docs/measured.md has a case of each). Returns the plan left in hand.
   absl::StatusOr<PlanOutcome> CompareWithoutChains(const PlanOutcome& best);
   // For `optimal`: `best` (`path`'s plan, in hand) beside the MILP's plan,
   // both judged by the platform's figure. The MILP's is kept when it meets
@@ -701,8 +695,7 @@ class PlanSearch {
   FreshPlan fresh_plan_{};
   int64_t fresh_revision_ = -1;
   // Verdicts of fresh plans. The search comes back to its best plan after
-  // trying others: DenseNet-121's CPU step judged the same plan twice, 0.75 s
-  // each.
+  // trying others, and a judgement costs a simulation of the whole module.
   absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
 };
 
@@ -750,8 +743,8 @@ absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
 // Both plans meet the budget and the solver's is cheaper by less than
 // kFlopsNoise of the kept plan's FLOPs: by the planner's count, which the
 // report's count of the applied module (HloCostAnalysis) differs from by
-// about that much (ResNet-20's CPU step at 0.5x: 159 kFLOPs of 63 MFLOPs,
-// the other way round). No better, then: the kept plan stays.
+// about that much, either way (docs/measured.md). No better, then: the kept
+// plan stays.
 constexpr double kFlopsNoise = 0.01;
 bool CheaperOnlyByNoise(const PlanVerdict& mine, double my_flops,
                         const PlanVerdict& kept, double kept_flops,
@@ -836,8 +829,8 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
 absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   // The search asks again of a plan it kept in hand (the narrow-miss aim,
   // the comparison without chains, the rule on FLOPs per byte, the take-back
-  // each judge the plan they were handed): DenseNet-121's CPU step judged
-  // one plan up to three times, 0.8 s each.
+  // each judge the plan they were handed), and a judgement costs a
+  // simulation of the whole module.
   if (judged_ && judged_revision_ == planner_.plan_revision()) {
     return judged_verdict_;
   }
@@ -930,8 +923,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::Challenge(
     const PlanOutcome& challenger, const PlanOutcome& incumbent) {
   if (!challenger.BetterThan(incumbent)) return incumbent;
   // As low and cheaper: the same plan with fewer moves, by the tracker's
-  // count; judging it costs two judgements (ResNet-164's CPU step at 33%:
-  // 0.5 s each, for the same figure within 0.01%).
+  // count; judging it would cost two judgements for the same figure.
   if (config_.keep_plan == nullptr || challenger.peak == incumbent.peak) {
     return challenger;
   }
@@ -954,21 +946,19 @@ absl::StatusOr<PlanOutcome> PlanSearch::Challenge(
 absl::StatusOr<PlanOutcome> PlanSearch::DescendBelow(
     const PlanOutcome& ladder_best, absl::Span<const PlanOutcome> ladder) {
   // No aim below the floor can be reached; on a callee, the budget bounds it.
-  // (Aims below the budget where the floor is lower were tried: `standard`
-  // on ResNet-20 for h100_sxm at 33% ended higher, 0.376 against 0.369, for
-  // +21% FLOPs against +13%.)
+  // (Aims below the budget where the floor is lower were tried, and ended
+  // higher for more FLOPs: docs/measured.md.)
   int64_t low = std::max(config_.target_bytes, config_.floor_bytes);
   // The ladder aimed between the bound and the lowest peak already, and went
-  // no lower there (DenseNet-121's CPU step at 33%: the peak rose with every
-  // aim above the budget).
+  // no lower there: bisecting the same range again finds nothing.
   for (const PlanOutcome& rung : ladder) {
     if (rung.target > low && rung.target < ladder_best.peak &&
         rung.target != ladder_best.target) {
       return ladder_best;
     }
   }
-  // A narrow miss is AimBelowTheGap's (ResNet-164's CPU step at 50%: 1% over
-  // by the tracker; three more plans and a judgement found 14 KB).
+  // A narrow miss is AimBelowTheGap's: bisecting it costs several plans for
+  // a few kilobytes.
   if (ladder_best.peak - low <= low / kNearMissDivisor) return ladder_best;
   PlanOutcome best = ladder_best;
   for (int step = 0; step < kDescentSteps; ++step) {
@@ -1016,9 +1006,8 @@ absl::StatusOr<std::optional<PlanOutcome>> PlanSearch::AimForTheBudget(
   if (!met.has_value()) return met;
   // Aimed past the budget, the greedy sweep takes what lowers most where it
   // stands, however dear: a cap on what the plan may spend makes it take
-  // cheaper moves that can meet the budget too (ResNet-20 on h100_sxm at
-  // 33%: 0.310 for +20.6% FLOPs under the default cap, 0.326 for +14.4%
-  // under the cap found here). Bisects the cap between what the ladder's
+  // cheaper moves that can meet the budget too (docs/measured.md). Bisects
+  // the cap between what the ladder's
   // best spent and what the plan that met did, at that plan's aim; the cap
   // of the cheapest plan that met stays for the rest of the search.
   const double configured_cap = config_.max_extra_flops;
@@ -1097,8 +1086,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
   // Missed by the tracker's count, met by the judge's: the tracker can count
   // a buffer the simulator shares (concatenations on CPU). Met by the
   // tracker's, missed by the judge's: the platform's figure adds what the
-  // tracker does not count (BufferAssigner's fragmentation: DenseNet-121 on
-  // h100_sxm, 3.5 MB under by the tracker, 5 KB over by the allocation).
+  // tracker does not count (BufferAssigner's fragmentation).
   const bool tracker_missed = best.peak > target;
   TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
   const bool judged_within = MeetsBudget(with_chains, target);
@@ -1237,9 +1225,8 @@ absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
 // and close to it: the planner's tracker counts apart buffers the platform
 // shares (an in-place fusion writing over its operand, ...), so a plan the
 // tracker sees at its aim can lie far under it by the platform's figure,
-// having recomputed more than the aim needed (a Transformer encoder's CPU
-// step aimed at 0.5x: 0.435 of the figure for +23% FLOPs, where the aim at
-// 0.6x gave 0.516 for +8.5%). The plans made bracket the level `aim`: the
+// having recomputed more than the aim needed (docs/measured.md). The plans
+// made bracket the level `aim`: the
 // one aimed highest that stayed within it, and the one aimed lowest above
 // that which did not (else the start). Each raise aims where the line
 // through the two meets `aim` (peaks rise about as aims do), kept off the

@@ -19,8 +19,8 @@ namespace xla {
 namespace remat {
 namespace {
 
-// Measured on an H100 (docs/measured.md): the Transformer step's allocation
-// rose 15.2% when XLA autotuned its kernels there.
+// Autotuned kernels change the allocation (docs/measured.md, measured on an
+// H100).
 constexpr char kDefaultKernelsNote[] =
     "the prediction assumes XLA's default convolution and GEMM kernels; "
     "autotuned ones allocated up to 15% more on an H100. "
