@@ -19,6 +19,7 @@ def _shared(name: str) -> str:
 
 
 CHAIN = _shared("kChain")
+INVARIANT_STACK = _shared("kInvariantStack")
 
 DIAMOND = """
 HloModule diamond, is_scheduled=true

@@ -9,73 +9,11 @@ from pathlib import Path
 import pytest
 
 from remat_harness.engine import run_hlo_remat
+from tests import hlo_cases
 
 # A forward loop pushes the same value v at every step onto a 64-row stack;
-# the backward loop pops every row and sums: out = 64 * sin(w). Counters start
-# from copies of the constant, as copy insertion leaves them.
-STACK = """
-HloModule invariant_stack, is_scheduled=true
-
-fwd_cond {
-  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(64)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-fwd_body {
-  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  stack = f32[64,128,256] get-tuple-element(p), index=1
-  v = f32[128,256] get-tuple-element(p), index=2
-  row = f32[1,128,256] reshape(v)
-  zero = s32[] constant(0)
-  pushed = f32[64,128,256] dynamic-update-slice(stack, row, i, zero, zero)
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, pushed, v)
-}
-
-bwd_cond {
-  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
-  j = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(64)
-  ROOT lt = pred[] compare(j, n), direction=LT
-}
-
-bwd_body {
-  p = (s32[], f32[64,128,256], f32[128,256]) parameter(0)
-  j = s32[] get-tuple-element(p), index=0
-  stack = f32[64,128,256] get-tuple-element(p), index=1
-  acc = f32[128,256] get-tuple-element(p), index=2
-  last = s32[] constant(63)
-  r = s32[] subtract(last, j)
-  zero = s32[] constant(0)
-  slice = f32[1,128,256] dynamic-slice(stack, r, zero, zero), dynamic_slice_sizes={1,128,256}
-  read = f32[128,256] reshape(slice)
-  sum = f32[128,256] add(acc, read)
-  one = s32[] constant(1)
-  next = s32[] add(j, one)
-  ROOT t = (s32[], f32[64,128,256], f32[128,256]) tuple(next, stack, sum)
-}
-
-ENTRY main {
-  w = f32[128,256] parameter(0)
-  v = f32[128,256] sine(w)
-  zero = s32[] constant(0)
-  fz = f32[] constant(0)
-  empty = f32[64,128,256] broadcast(fz), dimensions={}
-  i0 = s32[] copy(zero)
-  init = (s32[], f32[64,128,256], f32[128,256]) tuple(i0, empty, v)
-  fwd = (s32[], f32[64,128,256], f32[128,256]) while(init), condition=fwd_cond, body=fwd_body
-  stack = f32[64,128,256] get-tuple-element(fwd), index=1
-  acc0 = f32[128,256] broadcast(fz), dimensions={}
-  j0 = s32[] copy(zero)
-  binit = (s32[], f32[64,128,256], f32[128,256]) tuple(j0, stack, acc0)
-  bwd = (s32[], f32[64,128,256], f32[128,256]) while(binit), condition=bwd_cond, body=bwd_body
-  ROOT out = f32[128,256] get-tuple-element(bwd), index=2
-}
-"""
+# the backward loop pops every row and sums: out = 64 * sin(w).
+STACK = hlo_cases.INVARIANT_STACK
 
 # What STACK computes, written plainly: the reference for its numerics.
 REFERENCE = """
