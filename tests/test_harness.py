@@ -11,6 +11,7 @@ from rich.console import Console
 
 from remat_harness import sweep as sweep_module
 from remat_harness.engine import engine_build
+from remat_harness.flag_table import resolve_budgets
 from remat_harness.hlo_dump import ModelSpec
 from remat_harness.report import (
     plot_before_after,
@@ -95,23 +96,21 @@ def test_torn_last_line_is_ignored(tmp_path):
     assert list(load_results(results)) == ["a"]
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("0.5", 500),
-        ("0.5x", 500),
-        ("50%", 500),
-        ("1", 1),  # bytes, as the engine reads it: as low as the plan gets
-        ("0", 0),
-        ("2048", 2048),
-        ("50B", 50),
-        ("2097152", 2097152),
-        ("1K", 1024),
-        ("1.5MiB", 1572864),
-    ],
-)
-def test_budget_spellings(text, expected):
-    assert budget_bytes(text, 1000) == expected
+def test_budget_spellings():
+    spellings = {
+        "0.5": 500,
+        "0.5x": 500,
+        "50%": 500,
+        "1": 1,  # bytes, as the engine reads it: as low as the plan gets
+        "0": 0,
+        "2048": 2048,
+        "50B": 50,
+        "2097152": 2097152,
+        "1K": 1024,
+        "1.5MiB": 1572864,
+    }
+    assert budget_bytes("0.5x", 1000) == 500
+    assert resolve_budgets(list(spellings), 1000) == list(spellings.values())
 
 
 @pytest.mark.parametrize("text", ["50", "2", "100"])

@@ -90,8 +90,15 @@ def resolve_budgets(budgets: list[str] | tuple[str, ...], memory_before: int) ->
     """Each budget as the bytes the pass would plan for, on a module of
     `memory_before` bytes: the engine resolves them (`hlo-remat
     --resolve-budgets`), so the harness and the pass read a budget alike."""
+    return list(_resolved(tuple(b.strip() for b in budgets), memory_before))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(budgets: tuple[str, ...], memory_before: int) -> tuple[int, ...]:
+    """resolve_budgets, once per process for each question (an engine start
+    costs most of a second)."""
     if not budgets:
-        return []
+        return ()
     for budget in budgets:
         if "," in budget or not budget.strip():
             raise BudgetError(f"budget {budget!r}: give one value, such as 0.5x or 512M")
@@ -99,7 +106,7 @@ def resolve_budgets(budgets: list[str] | tuple[str, ...], memory_before: int) ->
     proc = subprocess.run(
         [
             str(binary),
-            f"--resolve-budgets={','.join(b.strip() for b in budgets)}",
+            f"--resolve-budgets={','.join(budgets)}",
             f"--memory-before={memory_before}",
         ],
         capture_output=True,
@@ -110,4 +117,4 @@ def resolve_budgets(budgets: list[str] | tuple[str, ...], memory_before: int) ->
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"]
         raise BudgetError(lines[-1].removeprefix("hlo-remat: "))
-    return [int(n) for n in json.loads(proc.stdout)]
+    return tuple(int(n) for n in json.loads(proc.stdout))
