@@ -180,8 +180,10 @@ def _moves(r: RematReport) -> str:
     """What the algorithm did: recomputed, compressed, undone; or its note."""
     if r.algorithm == "xla":
         return f"+{r.instructions_added} instr"
-    if not (r.recomputed or r.compressed or r.undone) and r.note:
-        return _shortened(r.note, 40)
+    # The budget's own note (how a share became bytes) is in the title.
+    notes = [n for n in r.note.split("; ") if n and not n.startswith("budget ")]
+    if not (r.recomputed or r.compressed or r.undone) and notes:
+        return _shortened("; ".join(notes), 40)
     return f"{r.recomputed} rc / {r.compressed} cp / {r.undone} undo"
 
 
