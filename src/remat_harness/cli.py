@@ -184,10 +184,10 @@ def _optimum(args: argparse.Namespace, parser: argparse.ArgumentParser, console:
     if args.depth < 1:
         parser.error(f"--depth {args.depth}: give a chain length of 1 or more")
     algorithms = tuple(_split(args.algorithms))
+    valid = engine_algorithms()
     for algorithm in algorithms:
-        if algorithm not in engine_algorithms():
-            valid = ", ".join(engine_algorithms())
-            parser.error(f"--algorithms: {algorithm!r} is not valid; valid: {valid}")
+        if algorithm not in valid:
+            parser.error(f"--algorithms: {algorithm!r} is not valid; valid: {', '.join(valid)}")
     plan = OptimumPlan(
         module=args.module,
         platform=platform,

@@ -36,20 +36,33 @@ class EngineFlag:
         return f"--{self.name}={value}"
 
 
+class _EngineRefused(Exception):
+    """hlo-remat exited non-zero; the message is its last line."""
+
+
+def _ask_engine(*args: str) -> object:
+    """What `hlo-remat ARGS` prints, as JSON. On failure, the error holds the
+    engine's last line (its one-line message), without the tool's prefix."""
+    binary = hlo_remat_binary()
+    proc = subprocess.run(
+        [str(binary), *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"]
+        raise _EngineRefused(lines[-1].removeprefix("hlo-remat: "))
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise FlagTableError(f"{binary} {' '.join(args)} printed no JSON: {e}") from e
+
+
 @functools.lru_cache(maxsize=1)
 def engine_flags() -> dict[str, EngineFlag]:
     """Every flag of the built engine, by key, in its --help order."""
-    binary = hlo_remat_binary()
-    proc = subprocess.run(
-        [str(binary), "--list-flags"], capture_output=True, text=True, timeout=120, check=False
-    )
-    if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise FlagTableError(f"{binary} --list-flags failed (exit {proc.returncode}): {tail}")
     try:
-        entries = json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise FlagTableError(f"{binary} --list-flags printed no JSON: {e}") from e
+        entries = _ask_engine("--list-flags")
+    except _EngineRefused as e:
+        raise FlagTableError(f"{hlo_remat_binary()} --list-flags failed: {e}") from None
     flags = [
         EngineFlag(
             key=e["key"],
@@ -100,21 +113,12 @@ def _resolved(budgets: tuple[str, ...], memory_before: int) -> tuple[int, ...]:
     if not budgets:
         return ()
     for budget in budgets:
-        if "," in budget or not budget.strip():
+        if "," in budget or not budget:
             raise BudgetError(f"budget {budget!r}: give one value, such as 0.5x or 512M")
-    binary = hlo_remat_binary()
-    proc = subprocess.run(
-        [
-            str(binary),
-            f"--resolve-budgets={','.join(budgets)}",
-            f"--memory-before={memory_before}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"]
-        raise BudgetError(lines[-1].removeprefix("hlo-remat: "))
-    return tuple(int(n) for n in json.loads(proc.stdout))
+    try:
+        resolved = _ask_engine(
+            f"--resolve-budgets={','.join(budgets)}", f"--memory-before={memory_before}"
+        )
+    except _EngineRefused as e:
+        raise BudgetError(str(e)) from None
+    return tuple(int(n) for n in resolved)

@@ -177,21 +177,23 @@ class SweepPlan:
         ]
 
 
-def budget_bytes(budget: str, baseline: int) -> int:
-    """A budget as the bytes the pass plans for on a module of `baseline`
-    bytes, as the engine resolves it; SweepError with the engine's message."""
+def sweep_budgets(budgets: list[str], baseline: int) -> list[int]:
+    """Budgets as the bytes the pass plans for on a module of `baseline`
+    bytes, as the engine resolves them; SweepError with the engine's message."""
     try:
-        return resolve_budgets([budget], baseline)[0]
+        return resolve_budgets(budgets, baseline)
     except BudgetError as e:
         raise SweepError(str(e)) from None
+
+
+def budget_bytes(budget: str, baseline: int) -> int:
+    """One budget as sweep_budgets resolves it."""
+    return sweep_budgets([budget], baseline)[0]
 
 
 def check_budgets(budgets: list[str]) -> None:
     """SweepError for the first budget the engine refuses, before any run."""
-    try:
-        resolve_budgets(budgets, 1000)
-    except BudgetError as e:
-        raise SweepError(str(e)) from None
+    sweep_budgets(budgets, 1000)
 
 
 def load_results(path: Path) -> dict[str, dict]:
