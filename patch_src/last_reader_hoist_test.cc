@@ -21,8 +21,7 @@ namespace xla {
 namespace remat {
 namespace {
 
-constexpr int64_t kBig = 256 * 256 * 4;  // f32[256,256]
-constexpr int64_t kRow = 256 * 4;        // f32[256]
+constexpr int64_t kRow = 256 * 4;  // f32[256]
 
 struct Hoisted {
   std::unique_ptr<HloModule> module;
@@ -48,7 +47,7 @@ TEST(LastReaderHoistTest, AGradientRunsRightAfterWhatItReads) {
   absl::StatusOr<Hoisted> hoisted = Hoist(GradientModule(kLateGradient));
   ASSERT_TRUE(hoisted.ok()) << hoisted.status();
   EXPECT_EQ(hoisted->result.moved, 1);
-  EXPECT_EQ(hoisted->result.bytes_freed, 2 * kBig - kRow);
+  EXPECT_EQ(hoisted->result.bytes_freed, 2 * kSquareValueBytes - kRow);
   EXPECT_EQ(hoisted->order,
             (std::vector<std::string>{"p", "x", "dy", "dw", "m1", "m2", "m3",
                                       "out"}));

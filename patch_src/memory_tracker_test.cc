@@ -17,8 +17,6 @@ namespace xla {
 namespace remat {
 namespace {
 
-constexpr int64_t kBig = 256 * 256 * 4;  // f32[256,256]
-
 // `update` is the step's output {0}; `header_extra` may alias it with the
 // donated parameter 0.
 std::string UpdateModule(absl::string_view header_extra) {
@@ -41,7 +39,7 @@ absl::StatusOr<int64_t> TrackedPeak(absl::string_view hlo,
   return memory->peak_bytes;
 }
 
-constexpr absl::string_view kDonated =
+constexpr absl::string_view kDonatedAlias =
     ", input_output_alias={ {0}: (0, {}, may-alias) }";
 
 TEST(MemoryTrackerTest, AnOutputOfItsOwnTakesBytesOfItsOwn) {
@@ -49,21 +47,21 @@ TEST(MemoryTrackerTest, AnOutputOfItsOwnTakesBytesOfItsOwn) {
       TrackedPeak(UpdateModule(""), AliasedOutputs::kInParameter);
   ASSERT_TRUE(peak.ok()) << peak.status();
   // w, e and update at `update` (the tuple table comes after).
-  EXPECT_EQ(*peak, 3 * kBig);
+  EXPECT_EQ(*peak, 3 * kSquareValueBytes);
 }
 
 TEST(MemoryTrackerTest, AnOutputWrittenIntoADonatedParameterAddsNothing) {
   absl::StatusOr<int64_t> peak =
-      TrackedPeak(UpdateModule(kDonated), AliasedOutputs::kInParameter);
+      TrackedPeak(UpdateModule(kDonatedAlias), AliasedOutputs::kInParameter);
   ASSERT_TRUE(peak.ok()) << peak.status();
-  EXPECT_EQ(*peak, 2 * kBig);
+  EXPECT_EQ(*peak, 2 * kSquareValueBytes);
 }
 
 TEST(MemoryTrackerTest, CountedApartTheAliasedOutputTakesItsOwnBytes) {
   absl::StatusOr<int64_t> peak =
-      TrackedPeak(UpdateModule(kDonated), AliasedOutputs::kOwnBytes);
+      TrackedPeak(UpdateModule(kDonatedAlias), AliasedOutputs::kOwnBytes);
   ASSERT_TRUE(peak.ok()) << peak.status();
-  EXPECT_EQ(*peak, 3 * kBig);
+  EXPECT_EQ(*peak, 3 * kSquareValueBytes);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace xla {
 namespace remat {
 namespace {
 
-constexpr char kModule[] = R"(
+constexpr char kMoveLogModule[] = R"(
 HloModule log
 
 ENTRY e {
@@ -30,7 +30,7 @@ ENTRY e {
 class MoveLogTest : public RematHloTest {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(ParseModule(kModule));
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kMoveLogModule));
     log_.Reset(/*slot_count=*/5);
   }
 

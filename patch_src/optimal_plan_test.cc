@@ -22,7 +22,6 @@ namespace {
 
 namespace m = ::xla::match;
 
-constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
 constexpr double kNoCap = -1;
 
 // kLateUse: `a` is read by b at once and by the root at the end; holding it
@@ -63,10 +62,10 @@ class OptimalPlanTest : public PlannerStateTest {
 // d before e, which the cost model counts as no FLOPs: the model breaks no
 // ties between plans of equal FLOPs.)
 TEST_F(OptimalPlanTest, OneValueLessRecomputesTheLateUsesProducer) {
-  const OptimalSolve solve = Solve(peak_ - kValue);
+  const OptimalSolve solve = Solve(peak_ - kSquareValueBytes);
   ASSERT_EQ(solve.status, MilpStatus::kOptimal);
   ASSERT_FALSE(solve.plan.empty());
-  EXPECT_LE(solve.model_peak, peak_ - kValue);
+  EXPECT_LE(solve.model_peak, peak_ - kSquareValueBytes);
   EXPECT_GT(solve.model_extra_flops, 0);
   EXPECT_GT(solve.columns, 0);
   EXPECT_GT(solve.rows, 0);
@@ -82,7 +81,7 @@ TEST_F(OptimalPlanTest, OneValueLessRecomputesTheLateUsesProducer) {
 }
 
 TEST_F(OptimalPlanTest, TheAppliedPlanIsTheStartOfTheSameSolve) {
-  const OptimalSolve solve = Solve(peak_ - kValue);
+  const OptimalSolve solve = Solve(peak_ - kSquareValueBytes);
   ASSERT_FALSE(solve.plan.empty());
   ASSERT_TRUE(problem_->Apply(*state_, solve).ok());
   const CopiesInHand copies = CopiesOfPlanInHand(*state_);
@@ -95,8 +94,8 @@ TEST_F(OptimalPlanTest, TheAppliedPlanIsTheStartOfTheSameSolve) {
   // the solver started from it finds the same least FLOPs.
   const std::vector<double> start = problem_->StartFrom(copies);
   EXPECT_EQ(start.size(), problem_->columns());
-  absl::StatusOr<OptimalSolve> again =
-      problem_->Solve(peak_ - kValue, kNoCap, MilpSolveOptions(), start);
+  absl::StatusOr<OptimalSolve> again = problem_->Solve(
+      peak_ - kSquareValueBytes, kNoCap, MilpSolveOptions(), start);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->status, MilpStatus::kOptimal);
   EXPECT_DOUBLE_EQ(again->model_extra_flops, solve.model_extra_flops);
@@ -104,7 +103,7 @@ TEST_F(OptimalPlanTest, TheAppliedPlanIsTheStartOfTheSameSolve) {
 
 TEST_F(OptimalPlanTest, BelowWhatAnyPlanReachesIsInfeasibleAndChangesNothing) {
   // Two values must be live at once wherever an add runs.
-  const OptimalSolve solve = Solve(kValue);
+  const OptimalSolve solve = Solve(kSquareValueBytes);
   EXPECT_EQ(solve.status, MilpStatus::kInfeasible);
   EXPECT_TRUE(solve.plan.empty());
   ASSERT_TRUE(problem_->Apply(*state_, solve).ok());
@@ -112,7 +111,7 @@ TEST_F(OptimalPlanTest, BelowWhatAnyPlanReachesIsInfeasibleAndChangesNothing) {
 }
 
 TEST_F(OptimalPlanTest, ACapBelowTheRecomputationsCostIsInfeasible) {
-  const OptimalSolve solve = Solve(peak_ - kValue, /*cap=*/1);
+  const OptimalSolve solve = Solve(peak_ - kSquareValueBytes, /*cap=*/1);
   EXPECT_EQ(solve.status, MilpStatus::kInfeasible);
 }
 

@@ -11,7 +11,7 @@ namespace xla {
 namespace remat {
 namespace {
 
-constexpr int64_t kStart = 1000;
+constexpr int64_t kFrontierStartBytes = 1000;
 
 FrontierRules Rules() { return FrontierRules(); }
 
@@ -22,8 +22,8 @@ struct Answer {
 };
 Answer AnswerFor(const std::vector<FrontierPoint>& points, int64_t budget) {
   const std::optional<int> chosen =
-      ChooseFromFrontier(points, budget, kStart, FrontierRules());
-  if (!chosen.has_value()) return {kStart, 0};
+      ChooseFromFrontier(points, budget, kFrontierStartBytes, FrontierRules());
+  if (!chosen.has_value()) return {kFrontierStartBytes, 0};
   return {points[*chosen].peak_bytes, points[*chosen].extra_flops};
 }
 
@@ -39,14 +39,16 @@ TEST(FrontierAimsTest, SharesBelowTheStartAndTheFloorHighestFirst) {
 TEST(ChooseFromFrontierTest, CheapestWithinElseLowest) {
   const std::vector<FrontierPoint> points = {
       {900, 800, 1.0}, {500, 520, 5.0}, {400, 480, 9.0}, {300, 470, 30.0}};
-  EXPECT_EQ(ChooseFromFrontier(points, 850, kStart, Rules()), 0);
-  EXPECT_EQ(ChooseFromFrontier(points, 500, kStart, Rules()), 2);
+  EXPECT_EQ(ChooseFromFrontier(points, 850, kFrontierStartBytes, Rules()), 0);
+  EXPECT_EQ(ChooseFromFrontier(points, 500, kFrontierStartBytes, Rules()), 2);
   // Nothing within: the lowest.
-  EXPECT_EQ(ChooseFromFrontier(points, 100, kStart, Rules()), 3);
+  EXPECT_EQ(ChooseFromFrontier(points, 100, kFrontierStartBytes, Rules()), 3);
   // No budget: the lowest.
-  EXPECT_EQ(ChooseFromFrontier(points, 0, kStart, Rules()), 3);
+  EXPECT_EQ(ChooseFromFrontier(points, 0, kFrontierStartBytes, Rules()), 3);
   // The start within the budget: nothing to do, for nothing.
-  EXPECT_EQ(ChooseFromFrontier(points, kStart, kStart, Rules()), std::nullopt);
+  EXPECT_EQ(ChooseFromFrontier(points, kFrontierStartBytes, kFrontierStartBytes,
+                               Rules()),
+            std::nullopt);
 }
 
 TEST(ChooseFromFrontierTest, RefusedAndUselessPlansAreNotChosen) {
@@ -54,11 +56,14 @@ TEST(ChooseFromFrontierTest, RefusedAndUselessPlansAreNotChosen) {
   points[1].kept = false;
   // Under 1% below the start is no plan, whatever the budget: otherwise a
   // budget of 996 would end at 995 and one of 994 higher, unchanged.
-  EXPECT_EQ(ChooseFromFrontier(points, 500, kStart, Rules()), std::nullopt);
-  EXPECT_EQ(ChooseFromFrontier(points, 996, kStart, Rules()), std::nullopt);
-  // Not below the start at all: unchanged.
-  EXPECT_EQ(ChooseFromFrontier({{900, 1000, 0.0}}, 0, kStart, Rules()),
+  EXPECT_EQ(ChooseFromFrontier(points, 500, kFrontierStartBytes, Rules()),
             std::nullopt);
+  EXPECT_EQ(ChooseFromFrontier(points, 996, kFrontierStartBytes, Rules()),
+            std::nullopt);
+  // Not below the start at all: unchanged.
+  EXPECT_EQ(
+      ChooseFromFrontier({{900, 1000, 0.0}}, 0, kFrontierStartBytes, Rules()),
+      std::nullopt);
 }
 
 TEST(UsablePointsTest, TheFrontierAbove1PercentHighestFirst) {
@@ -67,7 +72,7 @@ TEST(UsablePointsTest, TheFrontierAbove1PercentHighestFirst) {
                                              {0, 692, 3.9},
                                              {0, 661, 25.0},
                                              {0, 700, 9}};
-  EXPECT_EQ(UsablePoints(points, kStart, FrontierRules()),
+  EXPECT_EQ(UsablePoints(points, kFrontierStartBytes, FrontierRules()),
             (std::vector<int>{1, 2, 3}));
 }
 
@@ -92,13 +97,13 @@ TEST(ChooseFromFrontierTest, PromisesHoldForEveryPointSet) {
       point.kept = random() % 5 != 0;
       points.push_back(point);
     }
-    Answer looser = AnswerFor(points, kStart + 1);
-    for (int64_t budget = kStart; budget > 100; --budget) {
+    Answer looser = AnswerFor(points, kFrontierStartBytes + 1);
+    for (int64_t budget = kFrontierStartBytes; budget > 100; --budget) {
       const Answer tighter = AnswerFor(points, budget);
       ASSERT_LE(tighter.peak, looser.peak)
           << "trial " << trial << " " << budget;
       bool reachable = false;
-      for (int i : UsablePoints(points, kStart, FrontierRules())) {
+      for (int i : UsablePoints(points, kFrontierStartBytes, FrontierRules())) {
         reachable |= points[i].peak_bytes <= budget;
       }
       if (reachable) ASSERT_LE(tighter.peak, budget);

@@ -28,8 +28,6 @@ namespace {
 
 namespace m = ::xla::match;
 
-constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
-
 // The recomputation of `a` scored at `kAt` on kLateUse.
 class PlannerEditsTest : public PlannerStateTest {
  protected:
@@ -57,7 +55,7 @@ class PlannerEditsTest : public PlannerStateTest {
 
 TEST_F(PlannerEditsTest, TheScoredMoveRecomputesTheValueForItsLateUse) {
   EXPECT_EQ(candidate_.kind, MoveKind::kRecompute);
-  EXPECT_EQ(candidate_.gain, kValue);
+  EXPECT_EQ(candidate_.gain, kSquareValueBytes);
   EXPECT_GT(candidate_.flops, 0);
 }
 
@@ -67,7 +65,7 @@ TEST_F(PlannerEditsTest, ApplyMoveClonesTheProducerAndRedirectsTheLateUse) {
   ASSERT_EQ(state_->moves().size(), 1);
   ASSERT_EQ(state_->result().decisions.size(), 1);
   EXPECT_EQ(state_->result().decisions.front().value, "a");
-  EXPECT_EQ(before - state_->liveness().Max(), kValue);
+  EXPECT_EQ(before - state_->liveness().Max(), kSquareValueBytes);
   // The root now reads a clone of `a`, rebuilt from the parameter.
   const HloInstruction* clone = nullptr;
   EXPECT_THAT(Root(), GmockMatch(m::Add(m::Op().WithName("e"),
@@ -168,7 +166,7 @@ TEST_F(CompanionTest, TheChainsOtherReaderComesBackForItsOwnFlops) {
   EXPECT_EQ(candidate_.chain[0], Index("g"));
   ASSERT_EQ(candidate_.companions.size(), 1);
   EXPECT_EQ(candidate_.companions[0], Index("k"));
-  EXPECT_EQ(candidate_.gain, 2 * kValue);
+  EXPECT_EQ(candidate_.gain, 2 * kSquareValueBytes);
   const ValueTable& values = state_->values();
   EXPECT_DOUBLE_EQ(candidate_.flops, values[Index("g")].flops +
                                          values[Index("q")].flops +
@@ -178,7 +176,7 @@ TEST_F(CompanionTest, TheChainsOtherReaderComesBackForItsOwnFlops) {
 TEST_F(CompanionTest, OneCloneOfTheProducerServesBoth) {
   const int64_t before = state_->liveness().At(kAt);
   ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
-  EXPECT_EQ(before - state_->liveness().At(kAt), 2 * kValue);
+  EXPECT_EQ(before - state_->liveness().At(kAt), 2 * kSquareValueBytes);
   const HloInstruction* f = Named("f");
   const HloInstruction* g_for_q = nullptr;
   const HloInstruction* g_for_k = nullptr;

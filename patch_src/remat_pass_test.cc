@@ -34,7 +34,6 @@ namespace {
 namespace m = ::xla::match;
 
 // Every value of the hand-written modules below is f32[256,256].
-constexpr int64_t kValue = 256 * 256 * 4;
 
 // The custom-call's value is live across the peak but may not be
 // recomputed (an opaque kernel): only `a` can move.
@@ -163,9 +162,9 @@ TEST(RematPassTest, ChainRecomputesTheCheapEarlyValueNextToItsLateUse) {
   // next to `a`.
   EXPECT_FALSE(clone->control_predecessors().empty());
   // Five values at the simulated peak before, four after; three at the floor.
-  EXPECT_EQ(run->report.heap_sim_before_bytes, 5 * kValue);
-  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kValue);
-  EXPECT_EQ(run->report.floor_bytes, 3 * kValue);
+  EXPECT_EQ(run->report.heap_sim_before_bytes, 5 * kSquareValueBytes);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kSquareValueBytes);
+  EXPECT_EQ(run->report.floor_bytes, 3 * kSquareValueBytes);
   EXPECT_EQ(run->report.recomputed, 1);
   EXPECT_FALSE(run->report.budget_met);  // 1 byte is below anything reachable
 }
@@ -183,10 +182,10 @@ TEST(RematPassTest, ABudgetAboveThePeakChangesNothing) {
 }
 
 TEST(RematPassTest, AReachableBudgetIsMet) {
-  absl::StatusOr<PassRun> run = RunPass(kChain, Options(4 * kValue));
+  absl::StatusOr<PassRun> run = RunPass(kChain, Options(4 * kSquareValueBytes));
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_TRUE(run->report.budget_met);
-  EXPECT_LE(run->report.heap_sim_after_bytes, 4 * kValue);
+  EXPECT_LE(run->report.heap_sim_after_bytes, 4 * kSquareValueBytes);
   EXPECT_EQ(run->report.allocation_after_bytes,
             run->report.heap_sim_after_bytes);  // CPU: the simulator's figure
 }
@@ -196,7 +195,7 @@ TEST(RematPassTest, ARelativeBudgetBecomesBytesOfThePeakBefore) {
   options.memory_limit_fraction = 0.5;
   absl::StatusOr<PassRun> run = RunPass(kChain, options);
   ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_EQ(run->report.budget_bytes, 5 * kValue / 2);
+  EXPECT_EQ(run->report.budget_bytes, 5 * kSquareValueBytes / 2);
   EXPECT_TRUE(absl::StrContains(run->report.note, "budget 0.5x of 1310720"));
 }
 
@@ -225,14 +224,14 @@ TEST(RematPassTest, TheTrackerCountsOneValueMoreThanTheSimulatorOnAChain) {
   absl::StatusOr<PassRun> run = RunPass(kChain, Options(int64_t{1} << 30));
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->report.peak_before_bytes - run->report.heap_sim_before_bytes,
-            kValue);
+            kSquareValueBytes);
 }
 
 TEST(RematPassTest, StandardLeavesAChainThatOnlyPaysWhole) {
   absl::StatusOr<PassRun> run = RunPass(kPathChain, Options(1));
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->report.recomputed, 0);
-  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kValue);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kSquareValueBytes);
 }
 
 TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
@@ -249,8 +248,8 @@ TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
                                     }))));
   EXPECT_EQ(run->report.recomputed, 3);
   // Down to the floor: three values.
-  EXPECT_EQ(run->report.heap_sim_after_bytes, 3 * kValue);
-  EXPECT_EQ(run->report.floor_bytes, 3 * kValue);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 3 * kSquareValueBytes);
+  EXPECT_EQ(run->report.floor_bytes, 3 * kSquareValueBytes);
   EXPECT_TRUE(absl::StrContains(run->report.note, "articulation points"));
 }
 
@@ -259,7 +258,8 @@ TEST(RematPassTest, PathRecomputesTheWholeChainFromTheParameter) {
 // it misses, no higher.
 TEST(RematPassTest, OptimalIsNeverWorseThanPath) {
   for (const absl::string_view hlo : {kChain, kPathChain}) {
-    for (const int64_t budget : {3 * kValue, 4 * kValue}) {
+    for (const int64_t budget :
+         {3 * kSquareValueBytes, 4 * kSquareValueBytes}) {
       absl::StatusOr<PassRun> path =
           RunPass(hlo, Options(budget, RematAlgorithm::kPath));
       absl::StatusOr<PassRun> optimal =
@@ -286,7 +286,7 @@ TEST(RematPassTest, OptimalIsNeverWorseThanPath) {
 // solver finds the cheapest one and the plan applied is the solver's.
 TEST(RematPassTest, OptimalAppliesTheSolversPlanThroughThePlannersEdits) {
   absl::StatusOr<PassRun> run =
-      RunPass(kChain, Options(4 * kValue, RematAlgorithm::kOptimal));
+      RunPass(kChain, Options(4 * kSquareValueBytes, RematAlgorithm::kOptimal));
   ASSERT_TRUE(run.ok()) << run.status();
   const RematReport& report = run->report;
   ASSERT_TRUE(report.optimal.has_value());
@@ -386,7 +386,7 @@ TEST(RematPassTest, TheGivenScheduleIsKeptWhenAskedFor) {
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->report.scheduler_chosen, "given");
   EXPECT_FALSE(run->report.rescheduled);
-  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kValue);
+  EXPECT_EQ(run->report.heap_sim_after_bytes, 4 * kSquareValueBytes);
 }
 
 TEST(RematPassTest, DumpsWithoutAFolderAreRefusedWithTheFix) {

@@ -33,8 +33,6 @@ namespace {
 
 namespace m = ::xla::match;
 
-constexpr int64_t kValue = 256 * 256 * 4;  // f32[256,256]
-
 // `w` is donated to output {0}, written by `new_w`, which reads `wt`, the
 // copy of `w` the forward pass read first.
 constexpr absl::string_view kDonatedUpdate = R"(
@@ -128,7 +126,7 @@ TEST(RematPlannerTest, RecomputesTheCheapValueAndSaysWhereAndWhy) {
   EXPECT_EQ(decision.action, RematAction::kRecompute);
   EXPECT_EQ(decision.value, "a");
   EXPECT_EQ(decision.before, "r");  // the late use it now serves
-  EXPECT_EQ(decision.bytes_saved, kValue);
+  EXPECT_EQ(decision.bytes_saved, kSquareValueBytes);
   const HloInstruction* root =
       planned->module->entry_computation()->root_instruction();
   EXPECT_THAT(root, GmockMatch(m::Add(m::Op(), m::Exp(m::Parameter(0)))));
@@ -196,11 +194,12 @@ TEST(RematPlannerTest, AFrontierPlanFarUnderItsAimIsJoinedByAHigherAimsPlan) {
   ASSERT_TRUE(lowest.ok()) << lowest.status();
   const int64_t start = lowest->result.initial_peak_bytes;
   PlannerConfig config;
-  config.target_bytes = start - 3 * kValue;
+  config.target_bytes = start - 3 * kSquareValueBytes;
   config.keep_plan =
       [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
     const int64_t clones = MovedPastTheTop(planned);
-    return PlanVerdict{/*keep=*/true, start - (clones + 2) * kValue, ""};
+    return PlanVerdict{/*keep=*/true, start - (clones + 2) * kSquareValueBytes,
+                       ""};
   };
   config.frontier = FrontierSearch{
       {config.target_bytes}, [&](absl::Span<const FrontierPoint> points) {
@@ -362,7 +361,7 @@ TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
   // figure is over it until the plan recomputes more (alignment and
   // fragmentation, as BufferAssigner counts them).
   PlannerConfig config;
-  config.target_bytes = first->result.initial_peak_bytes - kValue;
+  config.target_bytes = first->result.initial_peak_bytes - kSquareValueBytes;
   int judged = 0;
   config.keep_plan =
       [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
@@ -390,7 +389,7 @@ TEST(RematPlannerTest, AimsBelowTheLowestPeakStopAtTheFloor) {
   const int64_t reached = lowest->result.planned_peak_bytes;
   ASSERT_LT(reached, lowest->result.initial_peak_bytes);
   PlannerConfig config;
-  config.target_bytes = reached - kValue / 4;
+  config.target_bytes = reached - kSquareValueBytes / 4;
   absl::StatusOr<Planned> descended = Plan(kChain, config);
   ASSERT_TRUE(descended.ok()) << descended.status();
   config.floor_bytes = reached;
@@ -410,7 +409,7 @@ TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
   ASSERT_TRUE(lowest.ok()) << lowest.status();
   const int64_t reached = lowest->result.planned_peak_bytes;
   PlannerConfig config;
-  config.target_bytes = reached - kValue / 4;
+  config.target_bytes = reached - kSquareValueBytes / 4;
   int64_t judged_over = 0;
   config.keep_plan = [&](const HloModule&) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, config.target_bytes + judged_over, ""};
@@ -424,10 +423,10 @@ TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
   };
   // 5% over by the judge: not a narrow miss.
   const int64_t missed = config.target_bytes / 20;
-  EXPECT_GT(planned(kValue, missed).plans_tried,
+  EXPECT_GT(planned(kSquareValueBytes, missed).plans_tried,
             planned(config.target_bytes, missed).plans_tried);
   // Within the budget by the judge: the same plan.
-  const PlannerResult met_low_floor = planned(kValue, /*over=*/0);
+  const PlannerResult met_low_floor = planned(kSquareValueBytes, /*over=*/0);
   const PlannerResult met = planned(config.target_bytes, /*over=*/0);
   EXPECT_EQ(met_low_floor.planned_peak_bytes, met.planned_peak_bytes);
   EXPECT_EQ(met_low_floor.recomputed, met.recomputed);
@@ -436,7 +435,7 @@ TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
 
 TEST(RematPlannerTest, ValuesAtOrBelowTheSizeLimitAreNoCandidates) {
   PlannerConfig config = AsLowAsPossible();
-  config.min_candidate_bytes = kValue;
+  config.min_candidate_bytes = kSquareValueBytes;
   absl::StatusOr<Planned> planned = Plan(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.recomputed, 0);
@@ -465,7 +464,7 @@ TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
   EXPECT_EQ(chained->result.recomputed, 3);
   EXPECT_EQ(
       chained->result.initial_peak_bytes - chained->result.planned_peak_bytes,
-      kValue);
+      kSquareValueBytes);
   EXPECT_THAT(chained->module->entry_computation()->root_instruction(),
               GmockMatch(m::Add(m::Op().WithName("t5"),
                                 m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -70,6 +71,10 @@ class RematHloTest : public ::testing::Test {
 
   std::unique_ptr<HloModule> module_;
 };
+
+// f32[256,256]: the size of most values in the modules below and in the
+// tests' hand-built graphs.
+inline constexpr int64_t kSquareValueBytes = 256 * 256 * 4;
 
 // `a`, `b` and `c` stay live across the middle of the chain for the late
 // adds; `a` is cheap to recompute from `p`, which is live anyway.

@@ -21,7 +21,7 @@ namespace {
 
 // `a`, `b` and `c` are live across `m2` and read again late: each can be
 // recomputed there. `c` reads `a`; `b` shares nothing with `a`.
-constexpr char kModule[] = R"(
+constexpr char kScoreDependenciesModule[] = R"(
 HloModule scores, is_scheduled=true
 
 ENTRY e {
@@ -43,7 +43,7 @@ ENTRY e {
 class ScoreDependenciesTest : public RematHloTest {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(ParseModule(kModule));
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kScoreDependenciesModule));
     absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
         AnalyzeCosts(*module_, PlainBytes);
     ASSERT_TRUE(costs.ok()) << costs.status();

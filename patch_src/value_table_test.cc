@@ -16,7 +16,7 @@ namespace xla {
 namespace remat {
 namespace {
 
-constexpr char kModule[] = R"(
+constexpr char kValueTableModule[] = R"(
 HloModule table
 
 ENTRY e {
@@ -31,7 +31,7 @@ ENTRY e {
 class ValueTableTest : public RematHloTest {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(ParseModule(kModule));
+    ASSERT_NO_FATAL_FAILURE(ParseModule(kValueTableModule));
     table_.Reset(/*slot_count=*/5);
   }
   // A value of `name` defined at `slot`, read through `readers`.
