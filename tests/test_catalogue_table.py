@@ -22,12 +22,12 @@ catalogue_table = load_script("catalogue_table")
 
 def test_an_answer_over_the_flops_target_shows_the_milp_at_its_peak(tmp_path: Path):
     step = produce_hlo(ModelSpec.parse("20")) / "step.hlo"
-    run = run_frontier(step, tmp_path, budgets=("0.33",), with_bound=True, time_limit_s=20)
+    run = run_frontier(step, tmp_path, budgets=("0.33",), with_bound=True, time_limit_s=10)
     nbytes = run.budgets[0]
     answer = catalogue_table.cell_answer(run.frontier, nbytes, run.bounds.get(nbytes))
     report = json.loads((tmp_path / "report.json").read_text())
     graph = load_graph(tmp_path / "graph.json")
-    milp = catalogue_table.milp_at_the_peak(graph, report, answer, 30)
+    milp = catalogue_table.milp_at_the_peak(graph, report, answer, 10)
     assert milp["status"] and milp["seconds"] > 0
     # Solved, it reaches the peak: a plan, however dear; else it says why not.
     assert milp["extra_flops"] is None or milp["extra_flops"] >= 0

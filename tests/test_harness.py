@@ -399,7 +399,7 @@ def _constant_record() -> dict:
 def test_a_sweep_with_the_optimum_shows_the_gap(tmp_path):
     results = tmp_path / "results.jsonl"
     console = Console(file=io.StringIO())
-    small = plan(algorithms=["path"], budgets=["0.5"], optimum_time_limit_s=20)
+    small = plan(algorithms=["path"], budgets=["0.5"], optimum_time_limit_s=10)
     records = run_sweep(small, results, console)
     cell = next(r for r in records if r.get("kind") == "offline")
     assert cell["status"] == "ok", cell

@@ -83,10 +83,13 @@ class FuzzSummary:
         return out
 
 
-def seed_modules(extra: Iterable[Path] = ()) -> list[Path]:
+def seed_modules(extra: Iterable[Path] = (), cached: bool = True) -> list[Path]:
     """The modules to mutate: the bundled ones, the cached training steps
-    (CPU steps and their pre-optimization modules), and `extra` files or folders."""
-    found = sorted(BUNDLED_SEEDS.glob("*.hlo")) + sorted(CACHE_DIR.glob("hlo/*/step.hlo"))
+    (whichever `.cache/` holds, unless `cached` is false), and `extra` files
+    or folders."""
+    found = sorted(BUNDLED_SEEDS.glob("*.hlo"))
+    if cached:
+        found += sorted(CACHE_DIR.glob("hlo/*/step.hlo"))
     for path in extra:
         found += (
             sorted(path.glob("*.hlo")) + sorted(path.glob("*.txt")) if path.is_dir() else [path]
