@@ -116,7 +116,9 @@ def test_optimal_is_never_worse_than_path(resnet20_step, tmp_path, fraction):
             [
                 f"--xla_rematerialization_algorithm={algorithm}",
                 f"--xla_rematerialization_mem_limit={fraction}",
-                "--xla_rematerialization_optimal_seconds=20",
+                # The same outcomes as at 20 s: at 0.5x a plan no better
+                # than path's, at 0.33x none in time.
+                "--xla_rematerialization_optimal_seconds=10",
             ],
             tmp_path / f"{algorithm}.json",
             output=tmp_path / f"{algorithm}.hlo",
