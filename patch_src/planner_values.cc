@@ -144,12 +144,7 @@ void PlannerState::AddInitialValue(HloInstruction* producer,
         group.push_back(user);
         continue;
       }
-      const HloOpcode op = user->opcode();
-      if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement ||
-          op == HloOpcode::kWhile || op == HloOpcode::kAddDependency ||
-          op == HloOpcode::kOptimizationBarrier || op == HloOpcode::kDomain) {
-        value.movable = false;  // its later uses cannot be redirected alone
-      }
+      if (PinsWhatItReads(*user)) value.movable = false;
       for (int64_t operand_no : user->OperandIndices(group[i])) {
         value.uses.push_back(
             {user, operand_no, group[i], memory_->Position(user)});

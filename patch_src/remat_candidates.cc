@@ -1,5 +1,7 @@
 #include "xla/service/remat/remat_candidates.h"
 
+#include <vector>
+
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_opcode.h"
@@ -109,6 +111,35 @@ ProducerKind ClassifyProducer(const HloInstruction* instruction) {
     return ProducerKind::kMultiOutput;
   }
   return ProducerKind::kNotRecomputable;
+}
+
+bool PinsWhatItReads(const HloInstruction& user) {
+  switch (user.opcode()) {
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kWhile:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ReadersCanTakeAClone(const HloInstruction& reader) {
+  std::vector<const HloInstruction*> group = {&reader};
+  for (size_t i = 0; i < group.size(); ++i) {
+    for (const HloInstruction* user : group[i]->users()) {
+      if (user->opcode() == HloOpcode::kBitcast) {
+        if (!user->control_successors().empty()) return false;
+        group.push_back(user);
+      } else if (PinsWhatItReads(*user)) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace remat

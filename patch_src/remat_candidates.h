@@ -30,6 +30,16 @@ inline bool IsRecomputable(const HloInstruction* instruction) {
   return ClassifyProducer(instruction) != ProducerKind::kNotRecomputable;
 }
 
+// A user that holds on to the value it reads as a whole (tuple,
+// get-tuple-element, while, add-dependency, optimization barrier, domain):
+// its later uses cannot be redirected to a clone alone.
+bool PinsWhatItReads(const HloInstruction& user);
+
+// Whether each later reader of `reader`'s value (its users, and theirs
+// through bitcasts) can be handed a clone instead: no user pins it and no
+// bitcast of it orders other instructions (control successors).
+bool ReadersCanTakeAClone(const HloInstruction& reader);
+
 }  // namespace remat
 }  // namespace xla
 

@@ -54,7 +54,30 @@ std::string NodeJson(const RematGraphNode& node) {
       ", \"flops\": ", JsonNumber(node.flops),
       ", \"recomputable\": ", node.recomputable ? "true" : "false",
       ", \"candidate\": ", node.candidate ? "true" : "false",
-      ", \"buffers\": [", buffers, "], \"reads\": [", reads, "]}");
+      ", \"movable\": ", node.movable ? "true" : "false", ", \"buffers\": [",
+      buffers, "], \"reads\": [", reads, "]}");
+}
+
+// The planner's values (planner_values.cc): one per buffer the producer
+// defines that outlives the step's end nowhere and is above the limit; a
+// multi-output producer's are read through its get-tuple-elements.
+bool PlannerCanMove(const HloInstruction& instruction,
+                    const std::vector<RematGraphBuffer>& buffers,
+                    int64_t min_candidate_bytes) {
+  const int values = static_cast<int>(
+      std::count_if(buffers.begin(), buffers.end(), [&](const auto& buffer) {
+        return !buffer.live_to_end && buffer.bytes > min_candidate_bytes;
+      }));
+  if (values != 1) return false;
+  if (ClassifyProducer(&instruction) != ProducerKind::kMultiOutput) {
+    return ReadersCanTakeAClone(instruction);
+  }
+  for (const HloInstruction* user : instruction.users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+    if (!user->control_successors().empty()) return false;
+    if (!ReadersCanTakeAClone(*user)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -101,6 +124,8 @@ absl::StatusOr<RematGraph> BuildRematGraph(absl::string_view module_name,
       }
     }
     node.candidate = node.recomputable && held_bytes > min_candidate_bytes;
+    node.movable = node.candidate && PlannerCanMove(*instruction, node.buffers,
+                                                    min_candidate_bytes);
     // What it reads: the defining nodes of its operands' buffers, as the
     // tracker counts uses (a forwarding op forwards, it does not read).
     const bool forwards = OnlyForwards(*instruction) ||

@@ -41,6 +41,11 @@ struct RematGraphNode {
   double flops = 0;  // of one more run (RecomputeFlops)
   bool recomputable = false;
   bool candidate = false;  // recomputable and above the small-value limit
+  // A candidate whose recomputation the planner can apply: one value of it
+  // above the limit (a multi-output producer's elements read apart would
+  // each clone it whole) and every later reader can take a clone
+  // (ReadersCanTakeAClone). What `optimal`'s model may recompute.
+  bool movable = false;
   std::vector<RematGraphBuffer> buffers;
   std::vector<int> reads;  // node ids, without repeats
 };

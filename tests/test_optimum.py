@@ -9,6 +9,7 @@ import pytest
 
 from remat_harness.optimum import (
     GraphError,
+    _Model,
     load_graph,
     solve_min_flops,
     solve_min_peak,
@@ -90,6 +91,23 @@ def test_exported_graph_peak_is_the_trackers(run_engine, tmp_path, case):
     for index, node in enumerate(graph.nodes):
         assert all(r < index for r in node.reads)
         assert not (node.opcode == "parameter" and node.recomputable)
+
+
+def test_the_model_recomputes_only_what_the_planner_can_move(run_engine, tmp_path):
+    """WHILE_LOOP: `b` goes into the loop's init tuple, which holds it whole,
+    so no reader of it can take a clone; `a` is read by plain adds. The
+    graph says so (`movable`), and the MILP, which models the planner's
+    moves, never recomputes `b`; the lower bound still may (any plan)."""
+    path = tmp_path / "g.json"
+    result = run_engine(hlo_cases.WHILE_LOOP, f"--export-graph={path}")
+    assert result.returncode == 0, result.stderr
+    graph = load_graph(path)
+    nodes = {node.name: node for node in graph.nodes}
+    assert nodes["a"].recomputable and nodes["a"].movable
+    assert nodes["b"].recomputable and not nodes["b"].movable
+    model = _Model(graph, depth=2)
+    assert model.recompute[graph.nodes.index(nodes["b"])] == {}
+    assert model.recompute[graph.nodes.index(nodes["a"])] != {}
 
 
 def test_optimum_of_an_exported_chain(run_engine, tmp_path):

@@ -66,6 +66,10 @@ class Node:
     recomputable: bool
     buffers: tuple[Buffer, ...]
     reads: tuple[int, ...]
+    # The planner can apply its recomputation (remat_graph.h): what the
+    # MILP recomputes. `recomputable` alone, wider, is what the lower bound
+    # allows any plan. Graphs written before the field: `recomputable`.
+    movable: bool = True
 
     @property
     def all_bytes(self) -> int:
@@ -137,6 +141,7 @@ def graph_from_dict(data: dict) -> Graph:
                 Buffer(int(b[0]), int(b[1]), int(b[2]), bool(b[3])) for b in n["buffers"]
             ),
             reads=tuple(int(r) for r in n["reads"]),
+            movable=bool(n.get("movable", n["recomputable"])),
         )
         for n in data["nodes"]
     )
@@ -230,11 +235,11 @@ class _Model(MilpRows):
         level = [set(d) for d in direct]
         for _ in range(depth - 1):
             level = [
-                direct[i].union(*(level[c] for c in readers[i] if nodes[c].recomputable))
+                direct[i].union(*(level[c] for c in readers[i] if nodes[c].movable))
                 for i in range(len(nodes))
             ]
         self.recompute_stages = [
-            sorted(t for t in level[i] if t > node.position) if node.recomputable else []
+            sorted(t for t in level[i] if t > node.position) if node.movable else []
             for i, node in enumerate(nodes)
         ]
         # Events of each value: its stage, its readers' stages, the stages
@@ -244,7 +249,7 @@ class _Model(MilpRows):
         for index, node in enumerate(nodes):
             needed = set(direct[index])
             for c in readers[index]:
-                if nodes[c].recomputable and not nodes[c].live_to_end:
+                if nodes[c].movable and not nodes[c].live_to_end:
                     needed.update(self.recompute_stages[c])
             last = max(direct[index], default=node.position)
             if node.live_to_end:
@@ -262,7 +267,7 @@ class _Model(MilpRows):
             # Outputs are never dropped (as in the planner); a value nothing
             # may recompute is held to its last reader; beyond it (to a
             # recomputed reader) holding it is a choice.
-            fixed = not node.recomputable or node.live_to_end
+            fixed = not node.movable or node.live_to_end
             events = self.events[index]
             self.keep.append(
                 [
@@ -270,7 +275,7 @@ class _Model(MilpRows):
                     for g in range(1, len(events))
                 ]
             )
-            fixed_recompute = node.live_to_end or not node.recomputable
+            fixed_recompute = node.live_to_end or not node.movable
             self.recompute.append(
                 {}
                 if fixed_recompute
