@@ -57,12 +57,15 @@ format: $(STAMP)
 
 # system-deps first: the engine build looks for GoogleTest when configured.
 # pytest runs the test files on PYTEST_WORKERS processes (most of a test is an
-# engine or TensorFlow subprocess): 2 cores, 10.6 -> 6.4 min.
+# engine or TensorFlow subprocess): 2 cores, 10.6 -> 6.4 min. The files go
+# out in tests/conftest.py's order, longest first (LONGEST_FIRST), not
+# xdist's (most tests first), which left test_gpu_zoo.py running alone for
+# the last 100 s.
 PYTEST_WORKERS ?= 2
 test: system-deps engine
 	$(BIN)/ruff check src tests models scripts
 	$(BIN)/ctest --test-dir build/engine --output-on-failure --no-tests=error -j 2
-	$(BIN)/pytest -ra -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -ra -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # ResNet-20 and ResNet-56, auto-jit and whole-step, every algorithm at
 # 80..30% budgets on CPU: reports/sweep/{results.jsonl,table.md,*.png}.

@@ -10,6 +10,28 @@ import pytest
 from remat_harness.engine import run_hlo_remat
 from remat_harness.paths import ToolMissing, hlo_remat_binary
 
+# The files that take longest (cold TensorFlow dumps, whole-model passes with
+# numerics), handed out first. `make test` runs pytest with --dist loadfile
+# --no-loadscope-reorder (xdist's own order is most tests first): a long
+# file handed out last runs alone while the other worker idles, as
+# test_gpu_zoo.py did for the last 100 s of a fresh clone's CI. Longest
+# first is the usual cure; the other files keep their order.
+LONGEST_FIRST = (
+    "test_model_memory.py",
+    "test_gpu_zoo.py",
+    "test_gpu_pipeline.py",
+    "test_resnet_engine.py",
+    "test_harness.py",
+    "test_cli_messages.py",
+    "test_frontier.py",
+    "test_fit.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 @dataclass
 class Result:
