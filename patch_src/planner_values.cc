@@ -131,20 +131,17 @@ void PlannerState::AddInitialValue(HloInstruction* producer,
       if (other != buffer) value.transient += liveness_->Size(other);
     }
   }
+  for (const HloInstruction* reader : readers) {
+    if (!UsesCanTakeAClone(*producer, *reader)) value.movable = false;
+  }
   // The group: the readers and every bitcast of them, transitively.
   std::vector<HloInstruction*> group = readers;
   for (size_t i = 0; i < group.size(); ++i) {
-    if (i < readers.size() && group[i] != producer &&
-        !group[i]->control_successors().empty()) {
-      value.movable = false;
-    }
     for (HloInstruction* user : group[i]->users()) {
       if (user->opcode() == HloOpcode::kBitcast) {
-        if (!user->control_successors().empty()) value.movable = false;
         group.push_back(user);
         continue;
       }
-      if (PinsWhatItReads(*user)) value.movable = false;
       for (int64_t operand_no : user->OperandIndices(group[i])) {
         value.uses.push_back(
             {user, operand_no, group[i], memory_->Position(user)});

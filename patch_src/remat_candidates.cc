@@ -12,6 +12,22 @@ namespace xla {
 namespace remat {
 namespace {
 
+// A user that holds on to the value it reads as a whole: its later uses
+// cannot be redirected to a clone alone.
+bool PinsWhatItReads(const HloInstruction& user) {
+  switch (user.opcode()) {
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kWhile:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool OpcodeMayBeRecomputed(const HloInstruction* instruction) {
   switch (instruction->opcode()) {
     case HloOpcode::kParameter:
@@ -113,21 +129,11 @@ ProducerKind ClassifyProducer(const HloInstruction* instruction) {
   return ProducerKind::kNotRecomputable;
 }
 
-bool PinsWhatItReads(const HloInstruction& user) {
-  switch (user.opcode()) {
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kWhile:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kDomain:
-      return true;
-    default:
-      return false;
+bool UsesCanTakeAClone(const HloInstruction& producer,
+                       const HloInstruction& reader) {
+  if (&reader != &producer && !reader.control_successors().empty()) {
+    return false;
   }
-}
-
-bool ReadersCanTakeAClone(const HloInstruction& reader) {
   std::vector<const HloInstruction*> group = {&reader};
   for (size_t i = 0; i < group.size(); ++i) {
     for (const HloInstruction* user : group[i]->users()) {

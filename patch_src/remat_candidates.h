@@ -30,15 +30,16 @@ inline bool IsRecomputable(const HloInstruction* instruction) {
   return ClassifyProducer(instruction) != ProducerKind::kNotRecomputable;
 }
 
-// A user that holds on to the value it reads as a whole (tuple,
-// get-tuple-element, while, add-dependency, optimization barrier, domain):
-// its later uses cannot be redirected to a clone alone.
-bool PinsWhatItReads(const HloInstruction& user);
-
-// Whether each later reader of `reader`'s value (its users, and theirs
-// through bitcasts) can be handed a clone instead: no user pins it and no
-// bitcast of it orders other instructions (control successors).
-bool ReadersCanTakeAClone(const HloInstruction& reader);
+// Whether the uses of the value `reader` holds (`producer` itself, or one of
+// its get-tuple-elements) can be handed a clone of `producer` instead:
+// neither a reader other than the producer nor a bitcast of it orders other
+// instructions (control successors), and no user, directly or through
+// bitcasts, holds on to the value as a whole (tuple, get-tuple-element,
+// while, add-dependency, optimization barrier, domain), whose later uses
+// cannot be redirected alone. The planner's rule for a movable value, and
+// the exported graph's.
+bool UsesCanTakeAClone(const HloInstruction& producer,
+                       const HloInstruction& reader);
 
 }  // namespace remat
 }  // namespace xla

@@ -70,12 +70,13 @@ bool PlannerCanMove(const HloInstruction& instruction,
       }));
   if (values != 1) return false;
   if (ClassifyProducer(&instruction) != ProducerKind::kMultiOutput) {
-    return ReadersCanTakeAClone(instruction);
+    return UsesCanTakeAClone(instruction, instruction);
   }
   for (const HloInstruction* user : instruction.users()) {
-    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
-    if (!user->control_successors().empty()) return false;
-    if (!ReadersCanTakeAClone(*user)) return false;
+    if (user->opcode() != HloOpcode::kGetTupleElement ||
+        !UsesCanTakeAClone(instruction, *user)) {
+      return false;
+    }
   }
   return true;
 }

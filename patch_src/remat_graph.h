@@ -44,7 +44,7 @@ struct RematGraphNode {
   // A candidate whose recomputation the planner can apply: one value of it
   // above the limit (a multi-output producer's elements read apart would
   // each clone it whole) and every later reader can take a clone
-  // (ReadersCanTakeAClone). What `optimal`'s model may recompute.
+  // (UsesCanTakeAClone). What `optimal`'s model may recompute.
   bool movable = false;
   std::vector<RematGraphBuffer> buffers;
   std::vector<int> reads;  // node ids, without repeats
