@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -18,6 +19,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/hlo/ir/hlo_schedule.h"
+#include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
 #include "xla/service/remat/planner_types.h"
@@ -95,24 +97,31 @@ absl::Status ReadOperand(PlannerState& state, HloInstruction* clone,
   LivenessModel& liveness = state.liveness();
   HloInstruction* operand = clone->mutable_operand(operand_no);
   HloInstruction* chosen = ChooseOperand(state, operand, late_slot);
-  if (auto earlier = placed.find(chosen); earlier != placed.end()) {
+  // Versions and chain links are keyed by their values' instructions.
+  auto value_key = [&](const HloInstruction* read) -> const HloInstruction* {
+    const int index = values.IndexOf(read);
+    return index >= 0 ? values[index].instruction : read;
+  };
+  if (auto earlier = placed.find(value_key(chosen)); earlier != placed.end()) {
     chosen = earlier->second;
   }
   // A link of the chain is read as its clone, through a bitcast of it
-  // where the original was read through one (`chain` is keyed by values).
-  const int chosen_value = values.IndexOf(chosen);
-  auto link =
-      chain.find(chosen_value >= 0 ? values[chosen_value].instruction : chosen);
+  // where the original was read through one.
+  auto link = chain.find(value_key(chosen));
   if (link != chain.end()) {
     HloInstruction* read = link->second;
-    if (!ShapeUtil::Equal(read->shape(), chosen->shape())) {
-      read = BitcastOf(state, read, chosen->shape(), late_slot);
+    if (!ShapeUtil::Equal(read->shape(), operand->shape())) {
+      read = BitcastOf(state, read, operand->shape(), late_slot);
     }
     TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, read));
     const int link_value = values.IndexOf(link->second);
     values.AddUse(link_value, {clone, operand_no, read, late_slot});
     liveness.AddRead(values[link_value].buffer, late_slot);
     return absl::OkStatus();
+  }
+  // Another version than the one `operand` bitcasts: a bitcast of it.
+  if (!ShapeUtil::Equal(chosen->shape(), operand->shape())) {
+    chosen = BitcastOf(state, chosen, operand->shape(), late_slot);
   }
   if (chosen != operand) {
     TF_RETURN_IF_ERROR(clone->ReplaceOperandWith(operand_no, chosen));
@@ -363,7 +372,23 @@ absl::Status RemoveInstructions(
   return absl::OkStatus();
 }
 
-FinalOrder ComputeFinalOrder(const PlannerState& state) {
+// Whether removing `instruction` once nothing reads it changes nothing but
+// the memory and the time: no parameter, the root, side effect or ordering
+// edge.
+bool RemovableOnceUnread(const HloInstruction& instruction,
+                         const HloInstruction* root) {
+  return &instruction != root &&
+         instruction.opcode() != HloOpcode::kParameter &&
+         !instruction.HasSideEffect() &&
+         instruction.control_predecessors().empty() &&
+         instruction.control_successors().empty();
+}
+
+// The instructions the plan leaves without a reader: producers no use is
+// left for, with the bitcasts and get-tuple-elements of them nobody reads,
+// and what only those read.
+absl::flat_hash_set<const HloInstruction*> UnreadInstructions(
+    const PlannerState& state) {
   const MoveLog::InstructionSet& taken_back = state.moves().taken_back();
   // Instructions of moves taken back are gone (or about to be): they may be
   // the last users of a producer that is dead otherwise.
@@ -377,8 +402,7 @@ FinalOrder ComputeFinalOrder(const PlannerState& state) {
   // A producer whose every use moved to a clone dies, with the bitcasts of
   // it that nobody reads any more.
   const HloInstruction* root = state.computation()->root_instruction();
-  FinalOrder order;
-  absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
+  absl::flat_hash_set<const HloInstruction*> dead;
   for (const Value& v : state.values().all()) {
     if (!v.dead || taken_back.contains(v.instruction) ||
         v.instruction == root) {
@@ -429,6 +453,36 @@ FinalOrder ComputeFinalOrder(const PlannerState& state) {
     dead.insert(unread.begin(), unread.end());
     dead.insert(v.producer);
   }
+  // What only they read goes too (a chain recomputed for every reader
+  // leaves its whole original run unread), so that the judged module runs
+  // what the written one does.
+  std::vector<const HloInstruction*> work(dead.begin(), dead.end());
+  while (!work.empty()) {
+    const HloInstruction* gone = work.back();
+    work.pop_back();
+    for (const HloInstruction* operand : gone->operands()) {
+      if (dead.contains(operand) || taken_back.contains(operand) ||
+          !RemovableOnceUnread(*operand, root)) {
+        continue;
+      }
+      const bool unread =
+          absl::c_all_of(operand->users(), [&](const HloInstruction* user) {
+            return dead.contains(user) || taken_back.contains(user);
+          });
+      if (unread) {
+        dead.insert(operand);
+        work.push_back(operand);
+      }
+    }
+  }
+  return dead;
+}
+
+FinalOrder ComputeFinalOrder(const PlannerState& state) {
+  const MoveLog::InstructionSet& taken_back = state.moves().taken_back();
+  FinalOrder order;
+  order.dead = UnreadInstructions(state);
+  const absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
   HloInstructionSequence& sequence = order.sequence;
   absl::flat_hash_set<const HloInstruction*> placed;
   for (int slot = 0; slot < state.slot_count(); ++slot) {
@@ -462,7 +516,30 @@ FinalOrder ComputeFinalOrder(const PlannerState& state) {
   return order;
 }
 
+// The FLOPs of the runs in `unread`: a value's producer as the table counts
+// it (a clone carries its original's), anything else by the cost analysis.
+double FlopsOfRuns(const PlannerState& state,
+                   const absl::flat_hash_set<const HloInstruction*>& unread) {
+  absl::flat_hash_map<const HloInstruction*, double> flops_of;
+  for (const Value& v : state.values().all()) {
+    if (unread.contains(v.producer)) flops_of[v.producer] = v.flops;
+  }
+  double flops = 0;
+  for (const HloInstruction* instruction : unread) {
+    auto known = flops_of.find(instruction);
+    flops += known != flops_of.end()
+                 ? known->second
+                 : RecomputeFlops(state.costs(), *instruction);
+  }
+  return flops;
+}
+
 }  // namespace
+
+double PlanExtraFlops(const PlannerState& state) {
+  return state.moves().KeptFlops() -
+         FlopsOfRuns(state, UnreadInstructions(state));
+}
 
 namespace {
 
@@ -719,6 +796,7 @@ absl::StatusOr<PlannerResult> Materialize(PlannerState& state) {
   FinalOrder order = ComputeFinalOrder(state);
   const absl::flat_hash_set<const HloInstruction*>& dead = order.dead;
   result.instructions_removed = static_cast<int>(dead.size());
+  result.extra_flops = -FlopsOfRuns(state, dead);
   TF_RETURN_IF_ERROR(RemoveInstructions(computation, dead));
   state.module()->schedule().set_sequence(computation,
                                           std::move(order.sequence));

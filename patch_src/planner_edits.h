@@ -40,6 +40,12 @@ absl::Status DiscardNewestMove(PlannerState& state);
 // cannot take a removed one's address, which the move log still holds.)
 absl::Status DropTakenBack(PlannerState& state);
 
+// The extra FLOPs of the plan in hand as the module it writes runs them:
+// the moves kept, less the runs the plan leaves without a reader (an
+// original every use of which reads a clone, or a clone a later clone took
+// every use from), which the written module no longer has.
+double PlanExtraFlops(const PlannerState& state);
+
 // A copy of the module with the plan applied (same names, the planned
 // order), for judging the plan before it is applied.
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state);

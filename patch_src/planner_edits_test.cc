@@ -193,6 +193,26 @@ TEST_F(CompanionTest, OneCloneOfTheProducerServesBoth) {
   EXPECT_TRUE(module_->schedule().Verify().ok());
 }
 
+// Every reader of `q`, `k` and so of `g` reads a clone: the move sinks the
+// three to the late uses, and the written module runs each once. Its extra
+// FLOPs are none, and the originals go.
+TEST_F(CompanionTest, RunsLeftWithoutAReaderAreNotExtraFlops) {
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  EXPECT_DOUBLE_EQ(state_->moves().KeptFlops(), candidate_.flops);
+  EXPECT_DOUBLE_EQ(PlanExtraFlops(*state_), 0);
+  absl::StatusOr<std::unique_ptr<HloModule>> copy = PlannedCopy(*state_);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(FindInstruction(**copy, "g"), nullptr);
+  absl::StatusOr<PlannerResult> result = Materialize(*state_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_DOUBLE_EQ(result->extra_flops, 0);
+  EXPECT_EQ(result->instructions_removed, 3);
+  for (absl::string_view name : {"g", "q", "k"}) {
+    EXPECT_EQ(Named(name), nullptr) << name;
+  }
+  EXPECT_TRUE(module_->schedule().Verify().ok());
+}
+
 TEST_F(CompanionTest, RevertMoveGivesTheCompanionItsUsesBack) {
   const HloInstruction* k = Named("k");
   const int64_t before = state_->liveness().Max();

@@ -196,7 +196,7 @@ HloInstruction* ChooseOperand(const PlannerState& state,
                               ScoreReads* reads) {
   const ValueTable& values = state.values();
   const int index = values.IndexOf(operand);
-  if (index < 0 || values[index].instruction != operand) return operand;
+  if (index < 0) return operand;
   const Value& read = values[index];
   if (reads != nullptr) {
     reads->origins.push_back(read.origin);

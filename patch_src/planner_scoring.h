@@ -16,8 +16,12 @@ namespace xla {
 namespace remat {
 
 // The version of `operand` a clone placed at `slot` should read: the one
-// that lives longest among those defined before it. Adds what it compared to
-// `reads` when given.
+// that lives longest among those defined before it. `operand` itself if it
+// is that one (also where it is a bitcast of it), else the version's
+// instruction, whose shape a bitcast operand's may differ from: a clone of
+// the reader reads a bitcast of it (ReadOperand). An original whose every
+// use moved to a clone is not read again through a bitcast of it. Adds what
+// it compared to `reads` when given.
 HloInstruction* ChooseOperand(const PlannerState& state,
                               HloInstruction* operand, int slot,
                               ScoreReads* reads = nullptr);

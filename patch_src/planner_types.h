@@ -142,7 +142,8 @@ struct PlannerResult {
   // The plan kept left a move out, at a position where it has its peak,
   // because the move would have passed max_extra_flops.
   bool flops_capped = false;
-  double extra_flops = 0;  // of the moves kept
+  // Of the moves kept, less the runs the plan left without a reader.
+  double extra_flops = 0;
   int pinned = 0;  // control edges keeping clones after their trigger point
   int64_t initial_peak_bytes = 0;  // tracker, before the plan
   int64_t planned_peak_bytes = 0;  // tracker, after the plan

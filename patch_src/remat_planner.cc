@@ -164,7 +164,8 @@ class Planner {
     return check(*planned);
   }
   absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
-  double kept_flops() const { return state_.moves().KeptFlops(); }
+  // As the written module runs them: runs left without a reader go.
+  double kept_flops() const { return PlanExtraFlops(state_); }
   // Equal for the same plan in hand (move_log.h).
   int64_t plan_revision() const { return state_.moves().revision(); }
   int64_t tracker_peak() const { return state_.liveness().Max(); }
@@ -431,6 +432,7 @@ double Planner::PlanPrice() const {
   const int64_t saved =
       state_.result().initial_peak_bytes - state_.liveness().Max();
   if (saved <= 0) return std::numeric_limits<double>::infinity();
+  // Moves' own FLOPs, as OutOfLineMoves prices each move.
   return state_.moves().KeptFlops() / saved;
 }
 

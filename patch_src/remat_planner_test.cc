@@ -49,8 +49,8 @@ ENTRY main {
   ROOT t = (f32[256,256]{1,0}) tuple(new_w)
 })";
 
-// Four values of the parameter, each read again only at the end: each
-// recomputed there lowers the peak by one value.
+// Four values of the parameter, each read early and again only at the end:
+// each recomputed there lowers the peak by one value.
 constexpr absl::string_view kFan = R"(
 HloModule fan, is_scheduled=true
 ENTRY main {
@@ -59,7 +59,9 @@ ENTRY main {
   b = f32[256,256]{1,0} tanh(p)
   c = f32[256,256]{1,0} negate(p)
   d = f32[256,256]{1,0} sine(p)
-  e = f32[256,256]{1,0} cosine(p)
+  x = f32[256,256]{1,0} add(a, b)
+  y = f32[256,256]{1,0} add(c, d)
+  e = f32[256,256]{1,0} add(x, y)
   f = f32[256,256]{1,0} multiply(e, e)
   g = f32[256,256]{1,0} add(f, d)
   h = f32[256,256]{1,0} add(g, c)
@@ -268,13 +270,20 @@ TEST(RematPlannerTest, ACapOfNoFlopsMakesNoMoveAndSaysSo) {
 }
 
 // Twelve cheap values (a negate of the parameter each) and one dear one (a
-// matrix product, 128 FLOPs per element) wait across a wide middle for a
-// late sum. Recomputing any of them frees the same 16 KiB there; the
-// product's FLOPs per byte are about twelve times the plan's.
+// matrix product, 128 FLOPs per element) are read early (a checksum) and
+// wait across a wide middle for a late sum. Recomputing any of them frees
+// the same 16 KiB there and runs it twice; the product's FLOPs per byte
+// are about twelve times the plan's.
 std::string CheapValuesAndOneDear() {
   // The braces of ENTRY in plain literals, where function-length lint
   // ignores them.
-  std::string hlo = "HloModule dear, is_scheduled=true\nENTRY main {\n";
+  std::string hlo = "HloModule dear, is_scheduled=true\n";
+  absl::StrAppend(&hlo, "plus {\n", R"(
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+)",
+                  "}\nENTRY main {\n");
   absl::StrAppend(&hlo, R"(
   p = f32[64,64]{1,0} parameter(0)
   dear = f32[64,64]{1,0} dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -282,6 +291,14 @@ std::string CheapValuesAndOneDear() {
   for (int i = 0; i < 12; ++i) {
     absl::StrAppend(&hlo, "  v", i, " = f32[64,64]{1,0} negate(p)\n");
   }
+  for (int i = 0; i < 12; ++i) {
+    absl::StrAppend(&hlo, "  early", i, " = f32[64,64]{1,0} add(",
+                    i == 0 ? "dear" : absl::StrCat("early", i - 1), ", v", i,
+                    ")\n");
+  }
+  absl::StrAppend(&hlo, R"(  zero = f32[] constant(0)
+  checksum = f32[] reduce(early11, zero), dimensions={0,1}, to_apply=plus
+)");
   absl::StrAppend(&hlo, R"(  one = f32[] constant(1)
   w0 = f32[256,256]{1,0} broadcast(one), dimensions={}
   w1 = f32[256,256]{1,0} exponential(w0)
@@ -291,10 +308,12 @@ std::string CheapValuesAndOneDear() {
 )");
   for (int i = 0; i < 12; ++i) {
     const std::string sum = i == 0 ? "t" : absl::StrCat("sum", i - 1);
-    absl::StrAppend(&hlo, i == 11 ? "  ROOT " : "  ", "sum", i,
-                    " = f32[64,64]{1,0} add(", sum, ", v", i, ")\n");
+    absl::StrAppend(&hlo, "  sum", i, " = f32[64,64]{1,0} add(", sum, ", v", i,
+                    ")\n");
   }
-  absl::StrAppend(&hlo, "}\n");
+  absl::StrAppend(&hlo,
+                  "  ROOT out = (f32[64,64]{1,0}, f32[]) tuple(sum11, "
+                  "checksum)\n}\n");
   return hlo;
 }
 
