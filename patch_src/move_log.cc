@@ -34,15 +34,16 @@ void MoveLog::Place(HloInstruction* instruction, int slot) {
 }
 
 HloInstruction* MoveLog::FindBitcast(const HloInstruction* clone,
-                                     const std::string& shape) const {
-  auto found = bitcasts_.find(std::make_pair(clone, shape));
+                                     const std::string& shape,
+                                     int slot) const {
+  auto found = bitcasts_.find(std::make_tuple(clone, shape, slot));
   return found == bitcasts_.end() ? nullptr : found->second;
 }
 
 void MoveLog::RememberBitcast(const HloInstruction* clone,
-                              const std::string& shape,
+                              const std::string& shape, int slot,
                               HloInstruction* bitcast) {
-  bitcasts_[std::make_pair(clone, shape)] = bitcast;
+  bitcasts_[std::make_tuple(clone, shape, slot)] = bitcast;
 }
 
 MoveLog::InstructionSet MoveLog::MarkTakenBack(int move_index) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -101,11 +102,12 @@ class MoveLog {
   absl::Span<const std::pair<HloInstruction*, HloInstruction*>> guards() const {
     return guards_;
   }
-  // The bitcast of `clone` to the shape spelled `shape`, if one was made.
+  // The bitcast of `clone` to the shape spelled `shape` placed at `slot`, if
+  // one was made: one at a later slot cannot serve a read at `slot`.
   HloInstruction* FindBitcast(const HloInstruction* clone,
-                              const std::string& shape) const;
+                              const std::string& shape, int slot) const;
   void RememberBitcast(const HloInstruction* clone, const std::string& shape,
-                       HloInstruction* bitcast);
+                       int slot, HloInstruction* bitcast);
 
   // Move `move_index` is taken back: its instructions are never in the plan.
   // Returns them.
@@ -130,7 +132,7 @@ class MoveLog {
   std::vector<std::vector<HloInstruction*>> placed_at_;
   std::vector<std::pair<HloInstruction*, int>> pins_;
   std::vector<std::pair<HloInstruction*, HloInstruction*>> guards_;
-  absl::flat_hash_map<std::pair<const HloInstruction*, std::string>,
+  absl::flat_hash_map<std::tuple<const HloInstruction*, std::string, int>,
                       HloInstruction*>
       bitcasts_;
   InstructionSet taken_back_;

@@ -53,7 +53,7 @@ TEST_F(MoveLogTest, AMoveTakenBackLeavesItsInstructionsOutOfThePlan) {
   log_.Begin().cost = 2;
   log_.Place(Named("clone"), 3);
   log_.Place(Named("cast"), 3);
-  log_.RememberBitcast(Named("clone"), "f32[4,4]", Named("cast"));
+  log_.RememberBitcast(Named("clone"), "f32[4,4]", 3, Named("cast"));
   log_.End();
   log_.Begin().cost = 5;
   log_.End();
@@ -62,7 +62,7 @@ TEST_F(MoveLogTest, AMoveTakenBackLeavesItsInstructionsOutOfThePlan) {
   EXPECT_TRUE(log_[0].undone);
   EXPECT_EQ(log_.KeptCost(), 5);
   EXPECT_TRUE(log_.HasKept());
-  EXPECT_EQ(log_.FindBitcast(Named("clone"), "f32[4,4]"), nullptr);
+  EXPECT_EQ(log_.FindBitcast(Named("clone"), "f32[4,4]", 3), nullptr);
   EXPECT_TRUE(log_.taken_back().contains(Named("clone")));
   EXPECT_EQ(log_.TakenBackPresent().size(), 2);
   log_.MarkDropped({Named("cast")});

@@ -45,12 +45,13 @@ struct FinalOrder {
 HloInstruction* BitcastOf(PlannerState& state, HloInstruction* clone,
                           const Shape& shape, int slot) {
   const std::string shape_text = ShapeUtil::HumanStringWithLayout(shape);
-  if (HloInstruction* known = state.moves().FindBitcast(clone, shape_text)) {
+  if (HloInstruction* known =
+          state.moves().FindBitcast(clone, shape_text, slot)) {
     return known;
   }
   HloInstruction* bitcast = state.computation()->AddInstruction(
       HloInstruction::CreateBitcast(shape, clone));
-  state.moves().RememberBitcast(clone, shape_text, bitcast);
+  state.moves().RememberBitcast(clone, shape_text, slot, bitcast);
   state.SetBuffersOf(bitcast, state.BuffersOf(clone));
   state.values().AddReader(bitcast, state.values().IndexOf(clone));
   state.Place(bitcast, slot);
@@ -747,6 +748,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
   }
   state.module()->schedule().set_sequence(computation_in_plan,
                                           std::move(everything));
+  // Clone CHECK-fails on an invalid schedule: a planner error says so.
+  TF_RETURN_IF_ERROR(state.module()->schedule().Verify());
   // Clone("") keeps every name, which is how instructions are found again.
   std::unique_ptr<HloModule> copy = state.module()->Clone("");
   HloComputation* computation =
