@@ -110,7 +110,9 @@ def apply(tf_dir: Path, patch: Path, check_only: bool, force: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("tf_dir", type=Path, help="the TensorFlow checkout")
     parser.add_argument("--patch", type=Path, default=REPO_ROOT / "remat.patch")
     parser.add_argument("--check", action="store_true", help="check only, change nothing")

@@ -221,7 +221,9 @@ def rows_and_failures(records: list[dict]) -> tuple[list[Row], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="20,56,110,164", help="ResNet depths (6n+2)")
     parser.add_argument("--models", default="", help="zoo models too, e.g. densenet121")
     parser.add_argument("--device", default="cpu", help="cpu, or gpu:<target>")

@@ -8,6 +8,7 @@ with its reason.
 
     python scripts/catalogue_table.py --devices cpu,gpu:h100_sxm --out reports/catalogue
     python scripts/catalogue_table.py --models app_vgg16,decoder_bf16 --devices cpu
+    python scripts/catalogue_table.py --devices cpu --optimal 10   # adds `optimal`
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from remat_harness.catalogue import catalogue_names
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
 from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
+from remat_harness.optimal_column import optimal_text, run_optimal
 from remat_harness.optimum import Graph, load_graph, solve_min_flops
 from remat_harness.optimum_bound import BoundResult
 from remat_harness.optimum_run import step_hlo
@@ -93,6 +95,25 @@ def add_milp(record: dict, cell_dir: Path, seconds: float) -> bool:
     report = json.loads((cell_dir / "report.json").read_text())
     for answer in wanted:
         answer["milp"] = milp_at_the_peak(graph, report, answer, seconds)
+    return True
+
+
+def add_optimal(record: dict, out: Path, seconds: float) -> bool:
+    """`optimal` at each budget that has no run of it yet; whether one was
+    added."""
+    wanted = [
+        budget
+        for budget in BUDGETS
+        if seconds > 0 and record.get(budget) and "optimal" not in record[budget]
+    ]
+    if not wanted or "error" in record:
+        return False
+    platform, target = parse_device(record["device"])
+    hlo = step_hlo(ModelSpec.parse(record["model"], batch_size=record["batch"]), platform)
+    for budget in wanted:
+        record[budget]["optimal"] = run_optimal(
+            hlo, target, budget, seconds, cell_dir_of(out, record)
+        )
     return True
 
 
@@ -185,11 +206,33 @@ def markdown(records: list[dict]) -> str:
             f"| {r['model']} | {r['device']} | {floor:.3f} | {_cell_text(r['0.5'])} | "
             f"{_cell_text(r['0.33'])} | {r['pass_seconds']:.1f} | {r['numerics']} |"
         )
+    return "\n".join(lines) + "\n" + optimal_markdown(records)
+
+
+def optimal_markdown(records: list[dict]) -> str:
+    """Where `optimal` ran: the plan it kept at each budget (the solver's, or
+    `path`'s and why), its solve, and its figures beside `path`'s."""
+    ran = [r for r in records if any("optimal" in (r.get(b) or {}) for b in BUDGETS)]
+    if not ran:
+        return ""
+    lines = [
+        "",
+        "`optimal` (the plan kept; the solve: status, seconds, columns; after/before "
+        "and extra FLOPs, `path`'s beside them):",
+        "",
+        "| model | device | 0.5x | 0.33x |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in sorted(ran, key=lambda r: (r["device"], r["model"])):
+        cells = [optimal_text(r[b].get("optimal")) for b in BUDGETS]
+        lines.append(f"| {r['model']} | {r['device']} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", default="", help="comma-separated (default: all)")
     parser.add_argument("--devices", default="cpu,gpu:h100_sxm")
     parser.add_argument("--batch-size", type=int, default=16)
@@ -199,6 +242,12 @@ def main() -> int:
         type=float,
         default=0,
         help="seconds for the MILP beside each answer over the FLOPs target (0: none)",
+    )
+    parser.add_argument(
+        "--optimal",
+        type=float,
+        default=0,
+        help="seconds for the optimal algorithm's solver at each budget (0: not run)",
     )
     parser.add_argument("--out", type=Path, default=REPORTS_DIR / "catalogue")
     args = parser.parse_args()
@@ -212,6 +261,15 @@ def main() -> int:
             r = json.loads(line)
             done[(r["model"], r["device"])] = r
     filled = [r for r in done.values() if add_milp(r, cell_dir_of(args.out, r), args.milp)]
+    for r in done.values():
+        if (
+            r["device"] in args.devices.split(",")
+            and (not args.models or r["model"] in models)
+            and add_optimal(r, args.out, args.optimal)
+        ):
+            filled.append(r)
+            results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
+            console.print(f"{r['device']} {r['model']}: optimal")
     if filled:
         results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
     for device in args.devices.split(","):
@@ -219,6 +277,7 @@ def main() -> int:
             if (model, device) in done:
                 continue
             record = run_cell(model, device, args.batch_size, args.out, args.time_limit, args.milp)
+            add_optimal(record, args.out, args.optimal)
             done[(model, device)] = record
             with results.open("a") as out:
                 out.write(json.dumps(record) + "\n")

@@ -25,7 +25,9 @@ BUDGETS = "0.8,0.6,0.5,0.4,0.3"
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", default="20,56")
     parser.add_argument(
         "--all-schedulers-for",

@@ -346,7 +346,9 @@ def make_patch(upstream: UpstreamTree | None = None) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--check", action="store_true", help="fail if remat.patch is stale")
     parser.add_argument(
         "--tf-src",

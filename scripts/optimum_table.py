@@ -20,7 +20,9 @@ from remat_harness.paths import REPORTS_DIR
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", default="20,56,mobilenetv2,transformer,densenet121")
     parser.add_argument("--devices", default="cpu,gpu:h100_sxm")
     parser.add_argument("--budgets", default="0.5,0.33")

@@ -1,6 +1,7 @@
 """scripts/catalogue_table.py: an answer over the FLOPs target gets the
 fixed-schedule MILP at the peak it reached, which says whether the proven
-bound is loose or the search overspends."""
+bound is loose or the search overspends; the `optimal` column says which
+plan the optimal algorithm kept and why."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from remat_harness.frontier import run_frontier
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
+from remat_harness.optimal_column import optimal_text, run_optimal
 from remat_harness.optimum import load_graph
 from tests.script_modules import load_script
 
@@ -35,3 +37,27 @@ def test_an_answer_over_the_flops_target_shows_the_milp_at_its_peak(tmp_path: Pa
     answer["milp"] = milp
     text = catalogue_table._cell_text(answer)
     assert "(over the FLOPs target)" in text and "MILP at this peak" in text
+
+
+def test_the_optimal_column_says_which_plan_was_kept_and_why(tmp_path: Path):
+    """random2 at 0.7x: the solver proves its optimum in well under a second
+    and its plan, applied, meets the budget with fewer FLOPs than `path`'s
+    (it read a revived original through a bitcast before 0b27fc6)."""
+    step = produce_hlo(ModelSpec.parse("random2")) / "step.hlo"
+    entry = run_optimal(step, None, "0.7", 10, tmp_path)
+    assert entry["outcome"] == "solver plan kept", entry
+    assert entry["status"] == "optimal" and entry["met"]
+    assert entry["extra_flops"] < entry["path_extra_flops"]
+    text = optimal_text(entry)
+    assert text.startswith("solver's plan; optimal,") and "met" in text
+    record = {"model": "random2", "device": "cpu", "0.5": {"optimal": entry}, "0.33": {}}
+    table = catalogue_table.optimal_markdown([record])
+    assert "| random2 | cpu | solver's plan;" in table and "| not run |" in table
+
+
+def test_an_optimal_run_that_fails_is_a_cell_that_says_so(tmp_path: Path):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule broken\n")
+    entry = run_optimal(bad, None, "0.5", 1, tmp_path)
+    assert "error" in entry
+    assert optimal_text(entry).startswith("failed: ")
