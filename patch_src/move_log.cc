@@ -34,8 +34,7 @@ void MoveLog::Place(HloInstruction* instruction, int slot) {
 }
 
 HloInstruction* MoveLog::FindBitcast(const HloInstruction* clone,
-                                     const std::string& shape,
-                                     int slot) const {
+                                     const std::string& shape, int slot) const {
   auto found = bitcasts_.find(std::make_tuple(clone, shape, slot));
   return found == bitcasts_.end() ? nullptr : found->second;
 }

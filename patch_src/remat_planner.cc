@@ -599,6 +599,8 @@ class PlanSearch {
   // otherwise `path`'s is made again. Past the time limit, or where the
   // model has no plan, `path`'s stands. Returns the plan left in hand.
   absl::StatusOr<PlanOutcome> CompareWithOptimum(const PlanOutcome& best);
+  // CompareWithOptimum kept the MILP's plan.
+  bool solver_plan_kept() const { return solver_plan_; }
   // Judges `best` (the plan in hand) and takes back the moves it holds
   // without; the plan kept is left in hand. False: the judge refused the
   // whole plan, which is taken back.
@@ -1321,7 +1323,14 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
       // the better by the judge is kept (CompareWithOptimum).
       PlanSearch at_budget(planner, config);
       TF_ASSIGN_OR_RETURN(aimed.best, at_budget.CompareWithOptimum(aimed.best));
-      TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
+      if (at_budget.solver_plan_kept()) {
+        TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
+      } else {
+        // The chosen plan stands, made again as the frontier made it (its
+        // search's comparisons and trim too), not as one plan at its aim.
+        TF_ASSIGN_OR_RETURN(
+            aimed, PlanAimedAt(planner, config, points[*chosen].aim_bytes));
+      }
     }
     TF_ASSIGN_OR_RETURN(const bool applicable,
                         planner.Applicable(config.applicable));

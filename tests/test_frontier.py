@@ -68,3 +68,19 @@ def test_the_frontier_file_is_the_reports_and_the_lookup_agrees(step: Path, tmp_
     budgets = tuple(budget_bytes(b, frontier.allocation_before_bytes) for b in ("0.5", "0.33"))
     png = plot_frontier(FrontierRun(frontier, {}, budgets), tmp_path / "frontier.png")
     assert png.stat().st_size > 10_000
+
+
+def test_optimal_without_a_solver_plan_is_paths_plan(tmp_path: Path):
+    """Where `optimal`'s solver has no plan, the frontier's chosen plan stands
+    as `path` made it. The mixed-bf16 decoder at 0.5x is a step where it was
+    made again as one plan at its aim instead (no comparison without chains,
+    no trim): same peak, +18.7% FLOPs against `path`'s +16.2%."""
+    step = produce_hlo(ModelSpec.parse("decoder_bf16", batch_size=16)) / "step.hlo"
+    path = _run(step, "0.5", tmp_path / "path")
+    flags = [*RematFlags("0.5x", "optimal", optimal_seconds=0.001).args()]
+    run = run_hlo_remat(step, flags, tmp_path / "optimal.json")
+    assert run.returncode == 0, run.stderr[-2000:]
+    optimal = run.raw
+    assert optimal["optimal"]["outcome"].startswith("path plan kept"), optimal["optimal"]
+    for figure in ("allocation_after_bytes", "flops_after", "instructions_after"):
+        assert optimal[figure] == path[figure], figure

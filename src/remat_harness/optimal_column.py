@@ -69,6 +69,8 @@ def optimal_text(entry: dict | None) -> str:
     if "error" in entry:
         return f"failed: {entry['error']}"
     met = "met" if entry["met"] else "missed"
+    if entry["outcome"] == "not run":  # the pass ended before the comparison
+        return f"solver not run; {entry['ratio']:.3f} {met}"
     solve = f"{entry['status']}, {entry['seconds']:.1f} s, {entry['columns']} columns"
     return (
         f"{kept_text(entry)}; {solve}; {entry['ratio']:.3f} {met}, "
