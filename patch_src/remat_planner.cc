@@ -64,7 +64,8 @@ constexpr int kMaxAimsBelowTheGap = 2;
 constexpr int64_t kNearMissDivisor = 50;
 // A frontier plan the platform's figure puts under its aim by more than
 // 1/kOvershootDivisor of it recomputed more than the aim needed: aims are
-// raised, at most kRaisedAims plans each (RaiseOvershootingAim).
+// raised, at most kRaisedAims plans each, one more when the last lands over
+// the aim by at most 1/kOvershootDivisor of it (RaiseOvershootingAim).
 constexpr int64_t kOvershootDivisor = 50;
 constexpr int kRaisedAims = 2;
 
@@ -1255,9 +1256,10 @@ absl::StatusOr<std::vector<FrontierPoint>> RaiseOvershootingAim(
     }
   }
   std::vector<FrontierPoint> raised;
-  for (int step = 0; step < kRaisedAims && within.aim_bytes > 0 &&
-                     aim - highest > close_enough &&
-                     over.aim_bytes - within.aim_bytes > close_enough;
+  int tries = kRaisedAims;
+  for (int step = 0;
+       step < tries && within.aim_bytes > 0 && aim - highest > close_enough &&
+       over.aim_bytes - within.aim_bytes > close_enough;
        ++step) {
     const double bracket = over.aim_bytes - within.aim_bytes;
     const double share =
@@ -1275,6 +1277,13 @@ absl::StatusOr<std::vector<FrontierPoint>> RaiseOvershootingAim(
       within = aimed.point;
       highest = std::max(highest, aimed.point.peak_bytes);
     } else {
+      // The last raise landed just over the aim: a plan within it lies
+      // close below, far cheaper than `within` (the decoder at 0.5x:
+      // 0.5009 against 0.400 at twice the FLOPs). One more, once.
+      if (step + 1 == tries && tries == kRaisedAims &&
+          aimed.point.peak_bytes - aim <= close_enough) {
+        ++tries;
+      }
       over = aimed.point;
     }
   }
