@@ -597,8 +597,10 @@ class PlanSearch {
   // For `optimal`: `best` (`path`'s plan, in hand) beside the MILP's plan,
   // both judged by the platform's figure. The MILP's is kept when it meets
   // the budget for less recomputation, or where both miss it, goes lower;
-  // otherwise `path`'s is made again. Past the time limit, or where the
-  // model has no plan, `path`'s stands. Returns the plan left in hand.
+  // then it is left in hand and returned. Otherwise (also past the time
+  // limit, or where the model has no plan) `path`'s stands, and no plan is
+  // in hand: the caller makes it again as it made it (solver_plan_kept()
+  // says which).
   absl::StatusOr<PlanOutcome> CompareWithOptimum(const PlanOutcome& best);
   // CompareWithOptimum kept the MILP's plan.
   bool solver_plan_kept() const { return solver_plan_; }
@@ -828,7 +830,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
     return PlanOutcome{config_.target_bytes, peak, planner_.kept_cost(),
                        planner_.kept_flops()};
   }
-  return PlanFresh(best.target);
+  return best;
 }
 
 absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
@@ -1335,8 +1337,7 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
       if (at_budget.solver_plan_kept()) {
         TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
       } else {
-        // The chosen plan stands, made again as the frontier made it (its
-        // search's comparisons and trim too), not as one plan at its aim.
+        // The chosen plan stands, made again as the frontier made it.
         TF_ASSIGN_OR_RETURN(
             aimed, PlanAimedAt(planner, config, points[*chosen].aim_bytes));
       }
@@ -1394,7 +1395,16 @@ absl::StatusOr<PlannerResult> RunRematPlanner(HloModule* module,
   }
   PlanSearch search(planner, config);
   TF_ASSIGN_OR_RETURN(const PlanOutcome best, SearchFor(search));
-  return search.KeepNeededMoves(best);
+  if (!config.optimal.has_value() || search.solver_plan_kept()) {
+    return search.KeepNeededMoves(best);
+  }
+  // `path`'s plan stands: made again by the same search, without the solver.
+  PlannerConfig without_solver = config;
+  without_solver.optimal.reset();
+  TF_RETURN_IF_ERROR(planner.StartSearch(without_solver));
+  PlanSearch again(planner, without_solver);
+  TF_ASSIGN_OR_RETURN(const PlanOutcome remade, SearchFor(again));
+  return again.KeepNeededMoves(remade);
 }
 
 }  // namespace remat
