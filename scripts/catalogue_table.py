@@ -260,18 +260,20 @@ def main() -> int:
         for line in results.read_text().splitlines():
             r = json.loads(line)
             done[(r["model"], r["device"])] = r
-    filled = [r for r in done.values() if add_milp(r, cell_dir_of(args.out, r), args.milp)]
+
+    def save() -> None:
+        results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
+
+    if [r for r in done.values() if add_milp(r, cell_dir_of(args.out, r), args.milp)]:
+        save()
     for r in done.values():
         if (
             r["device"] in args.devices.split(",")
             and (not args.models or r["model"] in models)
             and add_optimal(r, args.out, args.optimal)
         ):
-            filled.append(r)
-            results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
+            save()  # after each cell: an interrupted run keeps what it made
             console.print(f"{r['device']} {r['model']}: optimal")
-    if filled:
-        results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
     for device in args.devices.split(","):
         for model in models:
             if (model, device) in done:
