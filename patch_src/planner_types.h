@@ -160,6 +160,9 @@ struct PlannerResult {
   // The platform's figure of the chosen plan as applied: its point's peak
   // when the search made it again the same way.
   int64_t frontier_applied_peak = 0;
+  // The chosen plan's recipe (plan_recipe.h) did not make it again, and a
+  // whole search did: a bug to report.
+  bool frontier_replay_missed = false;
   std::vector<RematDecision> decisions;
 
   // Adds the moves of a plan of another computation: its counts and its

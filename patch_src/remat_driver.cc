@@ -543,6 +543,11 @@ class RematDriver {
     report_.AddNote(absl::StrCat("frontier: ", result.frontier.size(),
                                  " aims, the plan aimed at ", chosen.aim_bytes,
                                  " bytes chosen"));
+    if (result.frontier_replay_missed) {
+      report_.AddNote(
+          "the chosen plan did not replay from its recipe and was searched "
+          "for again (a bug to report)");
+    }
     if (result.frontier_applied_peak != chosen.peak_bytes) {
       // The search made again did not give the same plan: a bug to report.
       report_.AddNote(absl::StrCat(

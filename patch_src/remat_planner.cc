@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
+#include "absl/log/log.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -31,6 +32,7 @@
 #include "xla/service/remat/optimal_plan.h"
 #include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/plan_comparison.h"
+#include "xla/service/remat/plan_recipe.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
@@ -87,6 +89,25 @@ struct PlanOutcome {
   }
 };
 
+// A plan as a sweep from no moves left it: made again the same way, it is
+// the same plan (the tracker's peak and the FLOPs check it).
+struct FreshPlan {
+  int64_t aim;
+  bool chains;
+  double cap;  // the compute cap
+  int64_t tracker_peak;
+  double flops;
+  template <typename H>
+  friend H AbslHashValue(H state, const FreshPlan& plan) {
+    return H::combine(std::move(state), plan.aim, plan.chains, plan.cap,
+                      plan.tracker_peak, plan.flops);
+  }
+  bool operator==(const FreshPlan& other) const {
+    return aim == other.aim && chains == other.chains && cap == other.cap &&
+           tracker_peak == other.tracker_peak && flops == other.flops;
+  }
+};
+
 class Planner {
  public:
   Planner(HloModule* module, HloComputation* computation,
@@ -101,6 +122,21 @@ class Planner {
   absl::StatusOr<int64_t> Plan(int64_t target);
   // Takes back every move, newest first: the module is as Init found it.
   absl::Status RevertAll();
+  // How the plan in hand was made (plan_recipe.h), with what it came to.
+  PlanRecipe Recipe() const {
+    PlanRecipe recipe = recipe_;
+    recipe.chains = state_.config().chains;
+    recipe.cap = state_.config().max_extra_flops;
+    recipe.chains_dropped = state_.result().chains_dropped;
+    recipe.tracker_peak = tracker_peak();
+    recipe.extra_flops = kept_flops();
+    return recipe;
+  }
+  // Makes `recipe`'s plan again from no moves, as StartSearch(`config`)
+  // leaves the planner. False (nothing in hand): the replay did not come to
+  // the plan the recipe recorded, or cannot be made.
+  absl::StatusOr<bool> Replay(const PlanRecipe& recipe,
+                              const PlannerConfig& config);
   int64_t initial_peak() const { return state_.result().initial_peak_bytes; }
   double kept_cost() const { return state_.moves().KeptCost(); }
   bool has_moves() const { return state_.moves().HasKept(); }
@@ -113,6 +149,14 @@ class Planner {
   // The compute cap for the plans made from now on. (The cap is checked as
   // moves are applied; no cached score depends on it.)
   void set_max_extra_flops(double flops) { state_.set_max_extra_flops(flops); }
+  double max_extra_flops() const { return state_.config().max_extra_flops; }
+  // The judge's verdicts of fresh plans, for every search on this planner:
+  // a search comes back to its best plan after trying others, searches at
+  // different aims make some of the same plans, and a judgement costs a
+  // simulation of the whole module.
+  absl::flat_hash_map<FreshPlan, PlanVerdict>& fresh_verdicts() {
+    return fresh_verdicts_;
+  }
   void set_chains_dropped(ChainsDropped why) {
     state_.result().chains_dropped = why;
   }
@@ -191,6 +235,7 @@ class Planner {
                                        const OptimalSolve& solve) {
     PlannerResult& result = state_.result();
     ++result.plans_tried;
+    recipe_.replayable = false;
     TF_RETURN_IF_ERROR(problem.Apply(state_, solve));
     result.planned_peak_bytes = state_.liveness().Max();
     return result.planned_peak_bytes;
@@ -200,17 +245,29 @@ class Planner {
   }
   // Takes back, costliest per byte saved first, each move the plan's peak
   // (or the target, if higher) holds without. Returns how many.
-  absl::StatusOr<int> TakeBackUnneeded(int64_t target, bool recompute_only);
+  absl::StatusOr<int> TakeBackUnneeded(int64_t target, bool recompute_only) {
+    recipe_.steps.push_back({PlanStepKind::kTakeBackUnneeded, target,
+                             /*chains=*/true, /*cap=*/-1, recompute_only});
+    return TakeBackUnneededMoves(target, recompute_only);
+  }
   // The rule on FLOPs per byte (PlannerConfig::out_of_line_factor): the
   // recomputations whose FLOPs per byte of peak saved pass the factor times
   // the plan's own, dearest first.
   std::vector<PricedMove> OutOfLineMoves();
   // Takes back `dear` (OutOfLineMoves), each priced again at its turn.
   // Returns how many.
-  absl::StatusOr<int> TakeBackOutOfLine(absl::Span<const PricedMove> dear);
+  absl::StatusOr<int> TakeBackOutOfLine(absl::Span<const PricedMove> dear) {
+    recipe_.steps.push_back({PlanStepKind::kTakeBackOutOfLine});
+    return TakeBackOutOfLineMoves(dear);
+  }
 
  private:
   absl::Status Sweep(int64_t target);
+  absl::StatusOr<int> TakeBackUnneededMoves(int64_t target,
+                                            bool recompute_only);
+  // `dear` must be OutOfLineMoves() of the plan in hand: the recipe
+  // records the step, not the list.
+  absl::StatusOr<int> TakeBackOutOfLineMoves(absl::Span<const PricedMove> dear);
   // Lowers the memory at `slot` towards `target` with the best moves there,
   // applying at most `allowed`; returns how many it applied (taken back at
   // once included).
@@ -230,8 +287,9 @@ class Planner {
   const Candidate* BestCandidate(int slot,
                                  const absl::flat_hash_set<int>& rejected,
                                  Shortlist& shortlist);
+  // Part of Plan (the recipe's kPlan step).
   absl::Status UndoChains(int64_t target) {
-    return TakeBackUnneeded(target, /*recompute_only=*/true).status();
+    return TakeBackUnneededMoves(target, /*recompute_only=*/true).status();
   }
   bool Undoable(int move_index) const;
   // Whether the compute cap left out a move at a position where the plan in
@@ -256,6 +314,9 @@ class Planner {
 
   PlannerState state_;
   const double configured_max_extra_flops_;
+  // The steps since the last RevertAll.
+  PlanRecipe recipe_;
+  absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
   // Where the compute cap left a move out, since the plan in hand started.
   absl::flat_hash_set<int> capped_slots_;
   // Changes with every move a sweep keeps, and between sweeps: a move
@@ -382,8 +443,8 @@ bool Planner::Undoable(int move_index) const {
   return state_.liveness().Undoable(move.liveness, move_index);
 }
 
-absl::StatusOr<int> Planner::TakeBackUnneeded(int64_t target,
-                                              bool recompute_only) {
+absl::StatusOr<int> Planner::TakeBackUnneededMoves(int64_t target,
+                                                   bool recompute_only) {
   const MoveLog& moves = state_.moves();
   const int64_t limit = std::max(target, state_.liveness().Max());
   std::vector<int> order;
@@ -459,7 +520,7 @@ std::vector<PricedMove> Planner::OutOfLineMoves() {
   return dear;
 }
 
-absl::StatusOr<int> Planner::TakeBackOutOfLine(
+absl::StatusOr<int> Planner::TakeBackOutOfLineMoves(
     absl::Span<const PricedMove> dear_moves) {
   const double factor = state_.config().out_of_line_factor;
   PlannerResult& result = state_.result();
@@ -482,6 +543,8 @@ absl::StatusOr<int> Planner::TakeBackOutOfLine(
 absl::StatusOr<int64_t> Planner::Plan(int64_t target) {
   PlannerResult& result = state_.result();
   ++result.plans_tried;
+  recipe_.steps.push_back({PlanStepKind::kPlan, target, state_.config().chains,
+                           state_.config().max_extra_flops});
   TF_RETURN_IF_ERROR(Sweep(target));
   if (state_.config().chains) TF_RETURN_IF_ERROR(UndoChains(target));
   result.planned_peak_bytes = state_.liveness().Max();
@@ -497,6 +560,7 @@ absl::Status Planner::RevertAll() {
   }
   moves.Clear();
   capped_slots_.clear();
+  recipe_ = PlanRecipe();
   // The next plan's clones reuse the fused computations of these.
   TF_RETURN_IF_ERROR(remat::DropTakenBack(state_));
   PlannerResult& result = state_.result();
@@ -507,6 +571,38 @@ absl::Status Planner::RevertAll() {
   state_.values().DeactivateAll();
   MarkAllScoresStale(state_);
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Planner::Replay(const PlanRecipe& recipe,
+                                     const PlannerConfig& config) {
+  TF_RETURN_IF_ERROR(StartSearch(config));
+  if (!recipe.replayable) return false;
+  for (const PlanStep& step : recipe.steps) {
+    switch (step.kind) {
+      case PlanStepKind::kPlan:
+        // Only a change of chains marks the scores stale, as UseChains did.
+        if (step.chains != state_.config().chains) set_chains(step.chains);
+        set_max_extra_flops(step.cap);
+        TF_RETURN_IF_ERROR(Plan(step.target).status());
+        break;
+      case PlanStepKind::kTakeBackUnneeded:
+        TF_RETURN_IF_ERROR(
+            TakeBackUnneeded(step.target, step.recompute_only).status());
+        break;
+      case PlanStepKind::kTakeBackOutOfLine:
+        TF_RETURN_IF_ERROR(TakeBackOutOfLine(OutOfLineMoves()).status());
+        break;
+    }
+  }
+  if (recipe.chains != state_.config().chains) set_chains(recipe.chains);
+  set_max_extra_flops(recipe.cap);
+  state_.result().chains_dropped = recipe.chains_dropped;
+  if (tracker_peak() == recipe.tracker_peak &&
+      kept_flops() == recipe.extra_flops) {
+    return true;
+  }
+  TF_RETURN_IF_ERROR(StartSearch(config));
+  return false;
 }
 
 // Among plans the tracker cannot tell apart (none lowers its peak: what
@@ -627,7 +723,8 @@ class PlanSearch {
   absl::StatusOr<PlanOutcome> PlanFresh(int64_t aim) {
     last_target_ = aim;
     TF_ASSIGN_OR_RETURN(const int64_t peak, planner_.Plan(aim));
-    fresh_plan_ = FreshPlan{aim, chains_, peak, planner_.kept_flops()};
+    fresh_plan_ = FreshPlan{aim, chains_, planner_.max_extra_flops(), peak,
+                            planner_.kept_flops()};
     fresh_revision_ = planner_.plan_revision();
     return PlanOutcome{aim, peak, planner_.kept_cost(), planner_.kept_flops()};
   }
@@ -681,29 +778,9 @@ class PlanSearch {
   bool judged_ = false;
   int64_t judged_revision_ = 0;
   PlanVerdict judged_verdict_;
-  // How the plan in hand was made, while it is as PlanFresh left it
-  // (`fresh_revision_`): made again the same way from no moves, it is the
-  // same plan (the tracker's peak and the FLOPs check it).
-  struct FreshPlan {
-    int64_t aim;
-    bool chains;
-    int64_t tracker_peak;
-    double flops;
-    template <typename H>
-    friend H AbslHashValue(H state, const FreshPlan& plan) {
-      return H::combine(std::move(state), plan.aim, plan.chains,
-                        plan.tracker_peak, plan.flops);
-    }
-    bool operator==(const FreshPlan& other) const {
-      return aim == other.aim && chains == other.chains &&
-             tracker_peak == other.tracker_peak && flops == other.flops;
-    }
-  };
+  // How the plan in hand was made, while it is as PlanFresh left it.
   FreshPlan fresh_plan_{};
   int64_t fresh_revision_ = -1;
-  // Verdicts of fresh plans. The search comes back to its best plan after
-  // trying others, and a judgement costs a simulation of the whole module.
-  absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
 };
 
 absl::StatusOr<OptimalSolve> PlanSearch::SolveOptimal(
@@ -843,8 +920,8 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   }
   const bool fresh = fresh_revision_ == planner_.plan_revision();
   if (fresh) {
-    if (auto known = fresh_verdicts_.find(fresh_plan_);
-        known != fresh_verdicts_.end()) {
+    if (auto known = planner_.fresh_verdicts().find(fresh_plan_);
+        known != planner_.fresh_verdicts().end()) {
       return known->second;
     }
   }
@@ -860,7 +937,7 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   judged_ = true;
   judged_revision_ = planner_.plan_revision();
   judged_verdict_ = verdict;
-  if (fresh) fresh_verdicts_[fresh_plan_] = verdict;
+  if (fresh) planner_.fresh_verdicts()[fresh_plan_] = verdict;
   return verdict;
 }
 
@@ -1212,6 +1289,9 @@ absl::StatusOr<PlanOutcome> SearchFor(PlanSearch& search) {
 struct AimedPlan {
   FrontierPoint point;
   PlanOutcome best;
+  PlanRecipe recipe;  // how the plan kept was made
+  // Made again by a whole search: its recipe did not replay.
+  bool searched_again = false;
 };
 absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
                                       const PlannerConfig& config,
@@ -1225,7 +1305,39 @@ absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
   TF_ASSIGN_OR_RETURN(aimed.best, SearchFor(search));
   TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
   TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
+  aimed.recipe = planner.Recipe();
   return aimed;
+}
+
+// The plans of the frontier search so far, in the order they were made.
+struct MadeFrontier {
+  std::vector<FrontierPoint> points;
+  std::vector<AimedPlan> plans;  // plans[i] made points[i]
+  // The compute cap, not the aim, stopped some plan at its peak: what the
+  // report says when no plan is chosen.
+  bool capped = false;
+  void Add(Planner& planner, AimedPlan aimed) {
+    capped |= planner.capped_at_peak();
+    points.push_back(aimed.point);
+    plans.push_back(std::move(aimed));
+  }
+};
+
+// Plan `index` of `made` in hand again: replayed from its recipe, or if the
+// replay does not come to the same plan, searched for again.
+absl::StatusOr<AimedPlan> MakeAgain(Planner& planner,
+                                    const PlannerConfig& config,
+                                    const MadeFrontier& made, int index) {
+  const AimedPlan& aimed = made.plans[index];
+  TF_ASSIGN_OR_RETURN(const bool replayed,
+                      planner.Replay(aimed.recipe, config));
+  if (replayed) return aimed;
+  VLOG(1) << "rematerialization: the plan aimed at " << aimed.point.aim_bytes
+          << " did not replay; searched for again";
+  TF_ASSIGN_OR_RETURN(AimedPlan again,
+                      PlanAimedAt(planner, config, aimed.point.aim_bytes));
+  again.searched_again = true;
+  return again;
 }
 
 // Plans aimed above `aim` when no plan made so far (`made`) lies within it
@@ -1238,26 +1350,24 @@ absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
 // that which did not (else the start). Each raise aims where the line
 // through the two meets `aim` (peaks rise about as aims do), kept off the
 // bracket's ends. Every plan is a point: none depends on a budget.
-absl::StatusOr<std::vector<FrontierPoint>> RaiseOvershootingAim(
-    Planner& planner, const PlannerConfig& config,
-    absl::Span<const FrontierPoint> made, int64_t aim, int64_t start,
-    bool& capped) {
+absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
+                                  int64_t aim, int64_t start,
+                                  MadeFrontier& made) {
   const int64_t close_enough = aim / kOvershootDivisor;
   FrontierPoint within{0, 0};  // aimed highest of those within `aim`
   int64_t highest = 0;         // the highest peak within `aim`
-  for (const FrontierPoint& p : made) {
+  for (const FrontierPoint& p : made.points) {
     if (!p.kept || p.peak_bytes > aim) continue;
     if (p.aim_bytes > within.aim_bytes) within = p;
     highest = std::max(highest, p.peak_bytes);
   }
   FrontierPoint over{start, start};  // aimed lowest above `within`, over it
-  for (const FrontierPoint& p : made) {
+  for (const FrontierPoint& p : made.points) {
     if (p.kept && p.peak_bytes > aim && p.aim_bytes > within.aim_bytes &&
         p.aim_bytes < over.aim_bytes) {
       over = p;
     }
   }
-  std::vector<FrontierPoint> raised;
   int tries = kRaisedAims;
   for (int step = 0;
        step < tries && within.aim_bytes > 0 && aim - highest > close_enough &&
@@ -1270,49 +1380,45 @@ absl::StatusOr<std::vector<FrontierPoint>> RaiseOvershootingAim(
     const int64_t next =
         within.aim_bytes +
         static_cast<int64_t>(bracket * std::clamp(share, 0.125, 0.875));
-    TF_ASSIGN_OR_RETURN(const AimedPlan aimed,
-                        PlanAimedAt(planner, config, next));
-    capped |= planner.capped_at_peak();
-    if (!aimed.point.kept) break;
-    raised.push_back(aimed.point);
-    if (aimed.point.peak_bytes <= aim) {
-      within = aimed.point;
-      highest = std::max(highest, aimed.point.peak_bytes);
+    TF_ASSIGN_OR_RETURN(AimedPlan aimed, PlanAimedAt(planner, config, next));
+    if (!aimed.point.kept) {
+      made.capped |= planner.capped_at_peak();
+      break;
+    }
+    const FrontierPoint point = aimed.point;
+    made.Add(planner, std::move(aimed));
+    if (point.peak_bytes <= aim) {
+      within = point;
+      highest = std::max(highest, point.peak_bytes);
     } else {
       // The last raise landed just over the aim: a plan within it lies
       // close below, far cheaper than `within` (the decoder at 0.5x:
       // 0.5009 against 0.400 at twice the FLOPs). One more, once.
       if (step + 1 == tries && tries == kRaisedAims &&
-          aimed.point.peak_bytes - aim <= close_enough) {
+          point.peak_bytes - aim <= close_enough) {
         ++tries;
       }
-      over = aimed.point;
+      over = point;
     }
   }
-  return raised;
+  return absl::OkStatus();
 }
 
 // The frontier's points: every aim's plan, and where the platform's figure
 // put a plan well below its aim, the plans of the raised aims that close the
-// gap (RaiseOvershootingAim). Whether the compute cap, not the aim, stopped
-// some plan at its peak goes to `capped`: what the report says when no plan
-// is chosen.
-absl::StatusOr<std::vector<FrontierPoint>> FrontierPoints(
-    Planner& planner, const PlannerConfig& config, bool& capped) {
-  std::vector<FrontierPoint> points;
+// gap (RaiseOvershootingAim).
+absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
+                                            const PlannerConfig& config) {
+  MadeFrontier made;
   const int64_t start = planner.initial_peak();
   for (int64_t aim : config.frontier->aims) {
-    TF_ASSIGN_OR_RETURN(const AimedPlan aimed,
-                        PlanAimedAt(planner, config, aim));
-    points.push_back(aimed.point);
-    capped |= planner.capped_at_peak();
-    if (!aimed.point.kept) continue;
-    TF_ASSIGN_OR_RETURN(
-        std::vector<FrontierPoint> raised,
-        RaiseOvershootingAim(planner, config, points, aim, start, capped));
-    points.insert(points.end(), raised.begin(), raised.end());
+    TF_ASSIGN_OR_RETURN(AimedPlan aimed, PlanAimedAt(planner, config, aim));
+    const bool kept = aimed.point.kept;
+    made.Add(planner, std::move(aimed));
+    if (!kept) continue;
+    TF_RETURN_IF_ERROR(RaiseOvershootingAim(planner, config, aim, start, made));
   }
-  return points;
+  return made;
 }
 
 // The frontier search (remat_planner.h, FrontierSearch): every aim's plan
@@ -1320,15 +1426,13 @@ absl::StatusOr<std::vector<FrontierPoint>> FrontierPoints(
 // again, as deterministic as the search's own re-plans, and applied.
 absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
                                                const PlannerConfig& config) {
-  bool capped = false;
-  TF_ASSIGN_OR_RETURN(std::vector<FrontierPoint> points,
-                      FrontierPoints(planner, config, capped));
+  TF_ASSIGN_OR_RETURN(MadeFrontier made, FrontierPoints(planner, config));
+  std::vector<FrontierPoint>& points = made.points;
   std::optional<int> chosen = config.frontier->choose(points);
   PlannerResult result;
   while (chosen.has_value()) {
-    TF_ASSIGN_OR_RETURN(
-        AimedPlan aimed,
-        PlanAimedAt(planner, config, points[*chosen].aim_bytes));
+    TF_ASSIGN_OR_RETURN(AimedPlan aimed,
+                        MakeAgain(planner, config, made, *chosen));
     if (config.optimal.has_value()) {
       // `optimal`: the chosen plan beside the MILP's at the budget itself;
       // the better by the judge is kept (CompareWithOptimum).
@@ -1338,8 +1442,7 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
         TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
       } else {
         // The chosen plan stands, made again as the frontier made it.
-        TF_ASSIGN_OR_RETURN(
-            aimed, PlanAimedAt(planner, config, points[*chosen].aim_bytes));
+        TF_ASSIGN_OR_RETURN(aimed, MakeAgain(planner, config, made, *chosen));
       }
     }
     TF_ASSIGN_OR_RETURN(const bool applicable,
@@ -1351,12 +1454,13 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(Planner& planner,
     }
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.frontier_applied_peak = aimed.point.peak_bytes;
+    result.frontier_replay_missed = aimed.searched_again;
     break;
   }
   if (!chosen.has_value()) {
     TF_RETURN_IF_ERROR(planner.StartSearch(config));
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
-    result.flops_capped = capped;
+    result.flops_capped = made.capped;
   }
   result.frontier = std::move(points);
   result.frontier_chosen = chosen;

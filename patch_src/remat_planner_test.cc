@@ -218,6 +218,8 @@ TEST(RematPlannerTest, AFrontierPlanFarUnderItsAimIsJoinedByAHigherAimsPlan) {
   EXPECT_LE(chosen.peak_bytes, config.target_bytes);
   EXPECT_LT(chosen.extra_flops, result.frontier[0].extra_flops);
   EXPECT_LT(result.recomputed, 3);  // the plan aimed at the budget's
+  // Made again from its recipe, not by a second search.
+  EXPECT_FALSE(result.frontier_replay_missed);
 }
 
 TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {

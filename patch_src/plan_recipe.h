@@ -1,0 +1,48 @@
+// How the plan in hand was made from no moves: the planner's steps since it
+// last took every move back. Planning is deterministic, so the same steps
+// from no moves make the same plan: the frontier makes its chosen plan
+// again from the recipe (a few sweeps) instead of from a whole search
+// (tens of sweeps and judgements of the whole module).
+#ifndef XLA_SERVICE_REMAT_PLAN_RECIPE_H_
+#define XLA_SERVICE_REMAT_PLAN_RECIPE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "xla/service/remat/planner_types.h"
+
+namespace xla {
+namespace remat {
+
+enum class PlanStepKind {
+  kPlan,               // a sweep at `target`, with `chains`, under `cap`
+  kTakeBackUnneeded,   // the moves the peak (or `target`) holds without
+  kTakeBackOutOfLine,  // the rule on FLOPs per byte, as priced then
+};
+
+struct PlanStep {
+  PlanStepKind kind = PlanStepKind::kPlan;
+  int64_t target = 0;
+  bool chains = true;           // kPlan
+  double cap = -1;              // kPlan: the compute cap (negative: none)
+  bool recompute_only = false;  // kTakeBackUnneeded
+};
+
+struct PlanRecipe {
+  std::vector<PlanStep> steps;
+  // False once the plan took a step no replay makes (the MILP's plan).
+  bool replayable = true;
+  // The settings the search left, which the report reads.
+  bool chains = true;
+  double cap = -1;
+  ChainsDropped chains_dropped = ChainsDropped::kNo;
+  // What the plan came to by the planner's own count: a replay that does
+  // not come to the same is not the same plan.
+  int64_t tracker_peak = 0;
+  double extra_flops = 0;
+};
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_PLAN_RECIPE_H_
