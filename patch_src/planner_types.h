@@ -149,6 +149,7 @@ struct PlannerResult {
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
   int plans_tried = 0;             // sweeps of the schedule
   double judge_seconds = 0;        // in keep_plan
+  int judgements = 0;              // calls of keep_plan
   // Whether `path` kept the plan of single recomputations instead of its
   // chains, and why.
   ChainsDropped chains_dropped = ChainsDropped::kNo;

@@ -613,6 +613,7 @@ class RematDriver {
       phase.SplitOff("judge", result.judge_seconds);
     }
     report_.plans_tried = result.plans_tried;
+    report_.judgements = result.judgements;
     // Loop bodies and branches aim where the entry's plan aimed, so that the
     // frontier's choice, not the budget, decides them too.
     const int64_t callee_target =

@@ -89,6 +89,20 @@ struct PlanOutcome {
   }
 };
 
+// A sweep from no moves: its aim, with chains or not, under the compute cap.
+struct PlanKey {
+  int64_t aim;
+  bool chains;
+  double cap;
+  template <typename H>
+  friend H AbslHashValue(H state, const PlanKey& key) {
+    return H::combine(std::move(state), key.aim, key.chains, key.cap);
+  }
+  bool operator==(const PlanKey& other) const {
+    return aim == other.aim && chains == other.chains && cap == other.cap;
+  }
+};
+
 // A plan as a sweep from no moves left it: made again the same way, it is
 // the same plan (the tracker's peak and the FLOPs check it).
 struct FreshPlan {
@@ -157,10 +171,16 @@ class Planner {
   absl::flat_hash_map<FreshPlan, PlanVerdict>& fresh_verdicts() {
     return fresh_verdicts_;
   }
+  // What each sweep from no moves came to: planning is deterministic, and
+  // the searches' ladders and descents come back to aims made before.
+  absl::flat_hash_map<PlanKey, PlanOutcome>& known_outcomes() {
+    return known_outcomes_;
+  }
   void set_chains_dropped(ChainsDropped why) {
     state_.result().chains_dropped = why;
   }
   void add_judge_seconds(double seconds) {
+    ++state_.result().judgements;
     state_.result().judge_seconds += seconds;
   }
   bool rejected() const { return state_.result().plan_rejected; }
@@ -317,6 +337,7 @@ class Planner {
   // The steps since the last RevertAll.
   PlanRecipe recipe_;
   absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
+  absl::flat_hash_map<PlanKey, PlanOutcome> known_outcomes_;
   // Where the compute cap left a move out, since the plan in hand started.
   absl::flat_hash_set<int> capped_slots_;
   // Changes with every move a sweep keeps, and between sweeps: a move
@@ -713,20 +734,51 @@ class PlanSearch {
   // A plan at `aim`; the plan in hand is taken back first unless it was
   // made at the same aim.
   absl::StatusOr<PlanOutcome> Plan(int64_t aim) {
-    if (aim != last_target_) TF_RETURN_IF_ERROR(planner_.RevertAll());
-    return PlanFresh(aim);
+    const bool from_no_moves = aim != last_target_;
+    if (from_no_moves) TF_RETURN_IF_ERROR(planner_.RevertAll());
+    return PlanFresh(aim, from_no_moves);
   }
   absl::StatusOr<PlanOutcome> Replan(int64_t aim) {
     TF_RETURN_IF_ERROR(planner_.RevertAll());
-    return PlanFresh(aim);
+    return PlanFresh(aim, /*from_no_moves=*/true);
   }
-  absl::StatusOr<PlanOutcome> PlanFresh(int64_t aim) {
+  // What a plan at `aim` comes to, for a comparison: when a plan was made
+  // at `aim` from no moves before (in any search on this planner), its
+  // outcome, and the plan in hand stays; else Plan(aim), left in hand.
+  absl::StatusOr<PlanOutcome> Outcome(int64_t aim) {
+    if (aim != last_target_) {
+      auto known = planner_.known_outcomes().find(
+          PlanKey{aim, chains_, planner_.max_extra_flops()});
+      if (known != planner_.known_outcomes().end()) return known->second;
+    }
+    return Plan(aim);
+  }
+  absl::StatusOr<PlanOutcome> PlanFresh(int64_t aim, bool from_no_moves) {
     last_target_ = aim;
     TF_ASSIGN_OR_RETURN(const int64_t peak, planner_.Plan(aim));
     fresh_plan_ = FreshPlan{aim, chains_, planner_.max_extra_flops(), peak,
                             planner_.kept_flops()};
     fresh_revision_ = planner_.plan_revision();
-    return PlanOutcome{aim, peak, planner_.kept_cost(), planner_.kept_flops()};
+    const PlanOutcome outcome{aim, peak, planner_.kept_cost(),
+                              planner_.kept_flops()};
+    if (from_no_moves) {
+      planner_.known_outcomes()[PlanKey{aim, chains_, fresh_plan_.cap}] =
+          outcome;
+    }
+    return outcome;
+  }
+  // The judge's verdict of `outcome`, a plan made from no moves at its
+  // target with the chains and compute cap in force: known (nothing is
+  // made), else the plan made again if it is not in hand, and judged.
+  absl::StatusOr<PlanVerdict> VerdictOf(const PlanOutcome& outcome) {
+    auto known = planner_.fresh_verdicts().find(
+        FreshPlan{outcome.target, chains_, planner_.max_extra_flops(),
+                  outcome.peak, outcome.flops});
+    if (known != planner_.fresh_verdicts().end()) return known->second;
+    if (outcome.target != last_target_) {
+      TF_RETURN_IF_ERROR(Plan(outcome.target).status());
+    }
+    return Judge();
   }
   // Judges the plan in hand by the platform's figure (keep_plan).
   absl::StatusOr<PlanVerdict> Judge();
@@ -968,7 +1020,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::BestPlan() {
     // The sweep stops lowering a position once it is at the aim: a plan
     // aimed at or above the best peak so far cannot end below it.
     if (aim >= best.peak) continue;
-    TF_ASSIGN_OR_RETURN(PlanOutcome outcome, Plan(aim));
+    TF_ASSIGN_OR_RETURN(PlanOutcome outcome, Outcome(aim));
     tried.push_back(outcome);
     if (outcome.peak < best.peak) best = outcome;
   }
@@ -994,7 +1046,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::BestPlan() {
   // gain: where it sees none, the simulator may, and keep_plan judges.)
   if (!met_below && best.peak > target && best.peak < planner_.initial_peak() &&
       best.target != best.peak) {
-    TF_ASSIGN_OR_RETURN(PlanOutcome outcome, Plan(best.peak));
+    TF_ASSIGN_OR_RETURN(PlanOutcome outcome, Outcome(best.peak));
     TF_ASSIGN_OR_RETURN(best, Challenge(outcome, best));
   }
   if (best.target != last_target_) {
@@ -1011,20 +1063,15 @@ absl::StatusOr<PlanOutcome> PlanSearch::Challenge(
   if (config_.keep_plan == nullptr || challenger.peak == incumbent.peak) {
     return challenger;
   }
-  if (challenger.target != last_target_) {
-    TF_RETURN_IF_ERROR(Plan(challenger.target).status());
-  }
-  TF_ASSIGN_OR_RETURN(const PlanVerdict mine, Judge());
-  const double my_flops = planner_.kept_flops();
-  TF_ASSIGN_OR_RETURN(const PlanOutcome again, Plan(incumbent.target));
-  TF_ASSIGN_OR_RETURN(const PlanVerdict theirs, Judge());
+  TF_ASSIGN_OR_RETURN(const PlanVerdict mine, VerdictOf(challenger));
+  TF_ASSIGN_OR_RETURN(const PlanVerdict theirs, VerdictOf(incumbent));
   const PlanComparison comparison{config_.target_bytes, planner_.initial_peak(),
                                   config_.out_of_line_factor};
-  if (comparison.FirstIsBetter(JudgedPlan{mine, my_flops},
-                               JudgedPlan{theirs, planner_.kept_flops()})) {
+  if (comparison.FirstIsBetter(JudgedPlan{mine, challenger.flops},
+                               JudgedPlan{theirs, incumbent.flops})) {
     return challenger;
   }
-  return again;
+  return incumbent;
 }
 
 absl::StatusOr<PlanOutcome> PlanSearch::DescendBelow(
@@ -1048,7 +1095,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::DescendBelow(
   for (int step = 0; step < kDescentSteps; ++step) {
     const int64_t aim = low + (best.peak - low) / 2;
     if (aim <= low || aim >= best.peak) break;
-    TF_ASSIGN_OR_RETURN(const PlanOutcome outcome, Plan(aim));
+    TF_ASSIGN_OR_RETURN(const PlanOutcome outcome, Outcome(aim));
     if (outcome.BetterThan(best)) best = outcome;
     // Not lower: the reachable peak lies above this aim.
     if (outcome.peak >= best.peak) low = aim;

@@ -208,6 +208,7 @@ std::string RematReport::ToJson() const {
   }
   field("phase_seconds", phases + "}");
   field("plans_tried", absl::StrCat(plans_tried));
+  field("judgements", absl::StrCat(judgements));
   field("numerics", JsonQuote(NumericsName(numerics)));
   field("step_time_before_s", JsonNumber(step_time_before_s));
   field("step_time_after_s", JsonNumber(step_time_after_s));

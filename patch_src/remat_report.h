@@ -128,6 +128,7 @@ struct RematReport {
   // planning, judging plans, ...); the report's own measurements excluded.
   std::vector<std::pair<std::string, double>> phase_seconds;
   int plans_tried = 0;  // sweeps of the schedule the planner made
+  int judgements = 0;   // plans judged by the platform's figure
   Numerics numerics = Numerics::kSkipped;
   // Median XLA:CPU step time of the module before and after (hlo-remat
   // --time N); NaN, written as null, when not measured.

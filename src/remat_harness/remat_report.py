@@ -56,6 +56,7 @@ class RematReport:
     pass_seconds: float
     phase_seconds: dict[str, float]
     plans_tried: int
+    judgements: int  # plans judged by the platform's figure
     numerics: str  # "equal", "differ" or "skipped"
     step_time_before_s: float | None
     step_time_after_s: float | None
