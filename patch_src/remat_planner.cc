@@ -115,19 +115,17 @@ struct PlanKey {
 // A plan as a sweep from no moves left it: made again the same way, it is
 // the same plan (the tracker's peak and the FLOPs check it).
 struct FreshPlan {
-  int64_t aim;
-  bool chains;
-  double cap;  // the compute cap
+  PlanKey sweep;
   int64_t tracker_peak;
   double flops;
   template <typename H>
   friend H AbslHashValue(H state, const FreshPlan& plan) {
-    return H::combine(std::move(state), plan.aim, plan.chains, plan.cap,
-                      plan.tracker_peak, plan.flops);
+    return H::combine(std::move(state), plan.sweep, plan.tracker_peak,
+                      plan.flops);
   }
   bool operator==(const FreshPlan& other) const {
-    return aim == other.aim && chains == other.chains && cap == other.cap &&
-           tracker_peak == other.tracker_peak && flops == other.flops;
+    return sweep == other.sweep && tracker_peak == other.tracker_peak &&
+           flops == other.flops;
   }
 };
 
@@ -767,14 +765,13 @@ class PlanSearch {
   absl::StatusOr<PlanOutcome> PlanFresh(int64_t aim, bool from_no_moves) {
     last_target_ = aim;
     TF_ASSIGN_OR_RETURN(const int64_t peak, planner_.Plan(aim));
-    fresh_plan_ = FreshPlan{aim, chains_, planner_.max_extra_flops(), peak,
-                            planner_.kept_flops()};
+    fresh_plan_ = FreshPlan{PlanKey{aim, chains_, planner_.max_extra_flops()},
+                            peak, planner_.kept_flops()};
     fresh_revision_ = planner_.plan_revision();
     const PlanOutcome outcome{aim, peak, planner_.kept_cost(),
                               planner_.kept_flops(), planner_.move_flops()};
     if (from_no_moves) {
-      planner_.known_outcomes()[PlanKey{aim, chains_, fresh_plan_.cap}] =
-          outcome;
+      planner_.known_outcomes()[fresh_plan_.sweep] = outcome;
     }
     return outcome;
   }
@@ -783,7 +780,7 @@ class PlanSearch {
   // made), else the plan made again if it is not in hand, and judged.
   absl::StatusOr<PlanVerdict> VerdictOf(const PlanOutcome& outcome) {
     auto known = planner_.fresh_verdicts().find(
-        FreshPlan{outcome.target, chains_, planner_.max_extra_flops(),
+        FreshPlan{PlanKey{outcome.target, chains_, planner_.max_extra_flops()},
                   outcome.peak, outcome.flops});
     if (known != planner_.fresh_verdicts().end()) return known->second;
     if (outcome.target != last_target_) {
