@@ -20,9 +20,10 @@ struct Answer {
   int64_t peak;
   double flops;
 };
-Answer AnswerFor(const std::vector<FrontierPoint>& points, int64_t budget) {
+Answer AnswerFor(const std::vector<FrontierPoint>& points, int64_t budget,
+                 const FrontierRules& rules) {
   const std::optional<int> chosen =
-      ChooseFromFrontier(points, budget, kFrontierStartBytes, FrontierRules());
+      ChooseFromFrontier(points, budget, kFrontierStartBytes, rules);
   if (!chosen.has_value()) return {kFrontierStartBytes, 0};
   return {points[*chosen].peak_bytes, points[*chosen].extra_flops};
 }
@@ -76,6 +77,23 @@ TEST(UsablePointsTest, TheFrontierAbove1PercentHighestFirst) {
             (std::vector<int>{1, 2, 3}));
 }
 
+TEST(UsablePointsTest, APointUnder1PercentBelowACheaperOneIsNoPlan) {
+  // 795 saves 5 below 800 (0.5% of the start) for 1.9 more FLOPs; 785 saves
+  // 15 below 800, and is kept; 781 saves 4 below 785 for 0.5 more, within
+  // the FLOPs taken as noise, and is kept too.
+  const std::vector<FrontierPoint> points = {
+      {0, 800, 0.1}, {0, 795, 2.0}, {0, 785, 3.0}, {0, 781, 3.5}};
+  FrontierRules rules;
+  rules.flops_within_noise = 1.0;
+  EXPECT_EQ(UsablePoints(points, kFrontierStartBytes, rules),
+            (std::vector<int>{0, 2, 3}));
+  // Without that noise, 781 is no plan either: below every usable point,
+  // the budget gets 785.
+  EXPECT_EQ(UsablePoints(points, kFrontierStartBytes, FrontierRules()),
+            (std::vector<int>{0, 2}));
+  EXPECT_EQ(ChooseFromFrontier(points, 700, kFrontierStartBytes, Rules()), 2);
+}
+
 TEST(NonDominatedTest, ByPeakAscendingEachCheaperThanTheLower) {
   std::vector<FrontierPoint> points = {{0, 800, 1.0},  {0, 520, 5.0},
                                        {0, 600, 6.0},  {0, 470, 30.0},
@@ -84,10 +102,13 @@ TEST(NonDominatedTest, ByPeakAscendingEachCheaperThanTheLower) {
   EXPECT_EQ(NonDominated(points), (std::vector<int>{3, 1, 0}));
 }
 
-// The promises of plan_frontier.h, on random point sets and every budget.
+// The promises of plan_frontier.h, on random point sets and every budget,
+// with FLOPs taken as noise and without.
 TEST(ChooseFromFrontierTest, PromisesHoldForEveryPointSet) {
   std::mt19937 random(7);
-  for (int trial = 0; trial < 500; ++trial) {
+  FrontierRules rules;
+  for (int trial = 0; trial < 1000; ++trial) {
+    rules.flops_within_noise = trial % 2 == 0 ? 0.0 : 5.0;
     std::vector<FrontierPoint> points;
     const int size = 1 + random() % 8;
     for (int i = 0; i < size; ++i) {
@@ -97,13 +118,13 @@ TEST(ChooseFromFrontierTest, PromisesHoldForEveryPointSet) {
       point.kept = random() % 5 != 0;
       points.push_back(point);
     }
-    Answer looser = AnswerFor(points, kFrontierStartBytes + 1);
+    Answer looser = AnswerFor(points, kFrontierStartBytes + 1, rules);
     for (int64_t budget = kFrontierStartBytes; budget > 100; --budget) {
-      const Answer tighter = AnswerFor(points, budget);
+      const Answer tighter = AnswerFor(points, budget, rules);
       ASSERT_LE(tighter.peak, looser.peak)
           << "trial " << trial << " " << budget;
       bool reachable = false;
-      for (int i : UsablePoints(points, kFrontierStartBytes, FrontierRules())) {
+      for (int i : UsablePoints(points, kFrontierStartBytes, rules)) {
         reachable |= points[i].peak_bytes <= budget;
       }
       if (reachable) ASSERT_LE(tighter.peak, budget);

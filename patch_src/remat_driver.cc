@@ -131,10 +131,12 @@ std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes) {
   return "";
 }
 
-// A plan of the frontier must lower the start by this share of it: a smaller
-// gain is within what an allocator's fragmentation moves, bought with
-// recomputation on every step (FrontierRules).
+// A plan of the frontier must lower the start, and every cheaper plan, by
+// this share of the start: a smaller gain is within what an allocator's
+// fragmentation moves, bought with recomputation on every step; unless it
+// costs at most this share of the step's FLOPs more (FrontierRules).
 constexpr double kMinUsefulReduction = 0.01;
+constexpr double kFlopsWithinNoise = 0.01;
 
 bool HasWhileLoop(const HloModule& module) {
   for (const HloComputation* computation : module.computations()) {
@@ -503,9 +505,10 @@ class RematDriver {
   }
 
   // What makes a frontier point a plan (plan_frontier.h).
-  static FrontierRules Rules() {
+  FrontierRules Rules() const {
     FrontierRules rules;
     rules.min_useful_reduction = kMinUsefulReduction;
+    rules.flops_within_noise = kFlopsWithinNoise * report_.flops_before;
     return rules;
   }
 
