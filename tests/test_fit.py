@@ -118,6 +118,40 @@ def test_a_precision_of_one_percent_stops_within_it_with_fewer_compiles():
     assert len(calls) < len(exact_calls)
 
 
+def test_a_guess_a_little_short_still_closes_a_one_percent_bracket():
+    # Figures that curve up (each batch dearer than the last): the affine
+    # guess lands a few batches short of the crossing. Its partner probe
+    # 1% above, not the next batch, closes the bracket in the same round.
+    card = Card("h100_sxm", 8000 * MIB, 0, 0)
+    slopes = {"without": 3 * MIB, "capped": 1.6 * MIB, "any_cost": 1.3 * MIB}
+    calls: list[int] = []
+
+    def run(batches):
+        out = []
+        for b, _ in batches:
+            calls.append(b)
+            f = {k: int(20 * MIB + v * b + 300 * b * b) for k, v in slopes.items()}
+            out.append(
+                Probe(
+                    b,
+                    f["without"],
+                    f["capped"],
+                    0.05,
+                    f["capped"],
+                    f["any_cost"],
+                    0.3,
+                    f["any_cost"],
+                )
+            )
+        return out
+
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1, 0.01)
+    search(result, run, 16, 1 << 16)
+    for b in result.brackets.values():
+        assert b.fails is not None and b.fits < b.fails <= b.fits + int(0.01 * b.fits)
+    assert len(calls) <= 18, calls  # 24 with the next batch as the partner
+
+
 def test_any_cost_is_never_below_the_capped_answer():
     # The capped search can reach lower than the uncapped frontier's plan.
     card = Card("h100_sxm", 1000 * MIB, 0, 0)

@@ -373,7 +373,8 @@ def next_batches(
     precision: float = 0.0,
 ) -> list[int]:
     """One round's batches. For each open answer: the affine guess at its
-    crossing and the batch above it, which close the bracket at once where
+    crossing and the batch above it (or `precision` of it above), which
+    close the bracket at once where
     the figure is affine there; inside what is known (above the largest fit;
     while no batch has failed, at most doubling it, or GUESS_GROWTH times on
     a guess). Once a guess has not halved a bracket (a compile's choices
@@ -395,7 +396,11 @@ def next_batches(
             wanted.add(hi - 1)
             continue
         guess = min(max(guess, b.fits + 1), hi - 1)
-        wanted.update(g for g in (guess, guess + 1) if g < hi)
+        # The batch that settles the bracket if the guess fits and it does
+        # not: the next one, or with a precision the one that far above, so
+        # that a guess a few batches short still closes it.
+        partner = guess + max(1, int(precision * guess))
+        wanted.update(g for g in (guess, partner) if g < hi)
     return sorted(wanted)
 
 
