@@ -48,17 +48,22 @@ def broken():
 
 
 def _affine_runner(
-    per_example: dict[str, float], fixed: float, calls: list[int], jump: tuple[int, int] = (0, 0)
+    per_example: dict[str, float],
+    fixed: float,
+    calls: list[int],
+    jump: tuple[int, int] = (0, 0),
+    curve: float = 0.0,
 ):
     """Probes of a step whose figures grow by `per_example` bytes a batch,
-    and by `jump[1]` bytes more from batch `jump[0]` on."""
+    and by `jump[1]` bytes more from batch `jump[0]` on; plus `curve` bytes
+    times the batch squared (each batch dearer than the last)."""
 
     def run(batches):
         out = []
         for b, _ in batches:
             calls.append(b)
             extra = jump[1] if jump[0] and b >= jump[0] else 0
-            f = {k: int(fixed + v * b + extra) for k, v in per_example.items()}
+            f = {k: int(fixed + v * b + extra + curve * b * b) for k, v in per_example.items()}
             out.append(
                 Probe(
                     b,
@@ -125,28 +130,8 @@ def test_a_guess_a_little_short_still_closes_a_one_percent_bracket():
     card = Card("h100_sxm", 8000 * MIB, 0, 0)
     slopes = {"without": 3 * MIB, "capped": 1.6 * MIB, "any_cost": 1.3 * MIB}
     calls: list[int] = []
-
-    def run(batches):
-        out = []
-        for b, _ in batches:
-            calls.append(b)
-            f = {k: int(20 * MIB + v * b + 300 * b * b) for k, v in slopes.items()}
-            out.append(
-                Probe(
-                    b,
-                    f["without"],
-                    f["capped"],
-                    0.05,
-                    f["capped"],
-                    f["any_cost"],
-                    0.3,
-                    f["any_cost"],
-                )
-            )
-        return out
-
     result = FitResult(ModelSource("m:b"), card, "path", 0.1, 0.01)
-    search(result, run, 16, 1 << 16)
+    search(result, _affine_runner(slopes, 20 * MIB, calls, curve=300), 16, 1 << 16)
     for b in result.brackets.values():
         assert b.fails is not None and b.fits < b.fails <= b.fits + int(0.01 * b.fits)
     assert len(calls) <= 18, calls  # 24 with the next batch as the partner
