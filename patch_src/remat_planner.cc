@@ -756,20 +756,26 @@ class PlanSearch {
   // outcome, and the plan in hand stays; else Plan(aim), left in hand.
   absl::StatusOr<PlanOutcome> Outcome(int64_t aim) {
     if (aim != last_target_) {
-      auto known = planner_.known_outcomes().find(
-          PlanKey{aim, chains_, planner_.max_extra_flops()});
+      auto known = planner_.known_outcomes().find(SweepAt(aim));
       if (known != planner_.known_outcomes().end()) return known->second;
     }
     return Plan(aim);
   }
+  // The sweep from no moves at `aim` with the chains and cap in force.
+  PlanKey SweepAt(int64_t aim) const {
+    return PlanKey{aim, chains_, planner_.max_extra_flops()};
+  }
+  // The plan in hand, made for `target`, at `peak`.
+  PlanOutcome InHand(int64_t target, int64_t peak) const {
+    return PlanOutcome{target, peak, planner_.kept_cost(),
+                       planner_.kept_flops(), planner_.move_flops()};
+  }
   absl::StatusOr<PlanOutcome> PlanFresh(int64_t aim, bool from_no_moves) {
     last_target_ = aim;
     TF_ASSIGN_OR_RETURN(const int64_t peak, planner_.Plan(aim));
-    fresh_plan_ = FreshPlan{PlanKey{aim, chains_, planner_.max_extra_flops()},
-                            peak, planner_.kept_flops()};
+    fresh_plan_ = FreshPlan{SweepAt(aim), peak, planner_.kept_flops()};
     fresh_revision_ = planner_.plan_revision();
-    const PlanOutcome outcome{aim, peak, planner_.kept_cost(),
-                              planner_.kept_flops(), planner_.move_flops()};
+    const PlanOutcome outcome = InHand(aim, peak);
     if (from_no_moves) {
       planner_.known_outcomes()[fresh_plan_.sweep] = outcome;
     }
@@ -780,8 +786,7 @@ class PlanSearch {
   // made), else the plan made again if it is not in hand, and judged.
   absl::StatusOr<PlanVerdict> VerdictOf(const PlanOutcome& outcome) {
     auto known = planner_.fresh_verdicts().find(
-        FreshPlan{PlanKey{outcome.target, chains_, planner_.max_extra_flops()},
-                  outcome.peak, outcome.flops});
+        FreshPlan{SweepAt(outcome.target), outcome.peak, outcome.flops});
     if (known != planner_.fresh_verdicts().end()) return known->second;
     if (outcome.target != last_target_) {
       TF_RETURN_IF_ERROR(Plan(outcome.target).status());
@@ -964,8 +969,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
     solver_plan_ = true;
     TF_ASSIGN_OR_RETURN(const int64_t peak,
                         planner_.ApplyOptimal(*winner, winning_solve));
-    return PlanOutcome{config_.target_bytes, peak, planner_.kept_cost(),
-                       planner_.kept_flops(), planner_.move_flops()};
+    return InHand(config_.target_bytes, peak);
   }
   return best;
 }
