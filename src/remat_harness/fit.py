@@ -328,6 +328,11 @@ def probe_batch(
     )
 
 
+def settling_step(batch: int, precision: float) -> int:
+    """How far above a fitting `batch` a failing one settles its bracket."""
+    return max(1, int(precision * batch))
+
+
 @dataclass
 class Bracket:
     """What is known of one answer: the largest batch seen to fit below the
@@ -342,7 +347,7 @@ class Bracket:
         answer is within 1% of the largest batch that fits)."""
         if self.fails is None:
             return self.fits >= max_batch
-        return self.fails - self.fits <= max(1, int(precision * self.fits))
+        return self.fails - self.fits <= settling_step(self.fits, precision)
 
     def width(self) -> int | None:
         return None if self.fails is None else self.fails - self.fits
@@ -374,12 +379,11 @@ def next_batches(
 ) -> list[int]:
     """One round's batches. For each open answer: the affine guess at its
     crossing and the batch above it (or `precision` of it above), which
-    close the bracket at once where
-    the figure is affine there; inside what is known (above the largest fit;
-    while no batch has failed, at most doubling it, or GUESS_GROWTH times on
-    a guess). Once a guess has not halved a bracket (a compile's choices
-    jump: MobileNetV2 for h100_sxm grows 1.68 GB from batch 2561 to 2562),
-    the middle."""
+    close the bracket at once where the figure is affine there; inside what
+    is known (above the largest fit; while no batch has failed, at most
+    doubling it, or GUESS_GROWTH times on a guess). Once a guess has not
+    halved a bracket (a compile's choices jump: MobileNetV2 for h100_sxm
+    grows 1.68 GB from batch 2561 to 2562), the middle."""
     wanted: set[int] = set()
     for answer, b in brackets.items():
         if b.settled(max_batch, precision):
@@ -399,7 +403,7 @@ def next_batches(
         # The batch that settles the bracket if the guess fits and it does
         # not: the next one, or with a precision the one that far above, so
         # that a guess a few batches short still closes it.
-        partner = guess + max(1, int(precision * guess))
+        partner = guess + settling_step(guess, precision)
         wanted.update(g for g in (guess, partner) if g < hi)
     return sorted(wanted)
 
