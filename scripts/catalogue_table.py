@@ -27,7 +27,7 @@ from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
 from remat_harness.optimal_column import optimal_text, run_optimal
 from remat_harness.optimum import Graph, load_graph, solve_min_flops
-from remat_harness.optimum_bound import BoundResult
+from remat_harness.optimum_bound import BoundResult, out_of_reach
 from remat_harness.optimum_run import step_hlo
 from remat_harness.paths import REPORTS_DIR
 
@@ -71,6 +71,7 @@ def run_cell(
     for budget, nbytes in zip(BUDGETS, run.budgets, strict=True):
         record[budget] = cell_answer(f, nbytes, run.bounds.get(nbytes))
     add_milp(record, cell_dir, milp_seconds)
+    add_out_of_reach(record, cell_dir, time_limit)
     return record
 
 
@@ -95,6 +96,39 @@ def add_milp(record: dict, cell_dir: Path, seconds: float) -> bool:
     report = json.loads((cell_dir / "report.json").read_text())
     for answer in wanted:
         answer["milp"] = milp_at_the_peak(graph, report, answer, seconds)
+    return True
+
+
+def add_out_of_reach(record: dict, cell_dir: Path, seconds: float) -> bool:
+    """Beside each answer that misses its budget by more than the floor
+    allows and has none yet: the level below which the bound rules out every
+    plan within the engine's compute cap (optimum_bound.out_of_reach),
+    bisected between the budget and the answer's peak. Says whether the
+    floor is loose there or the search stops short. Whether one was added."""
+    wanted = [
+        record[budget]
+        for budget in BUDGETS
+        if seconds > 0
+        and record.get(budget)
+        and record[budget]["memory_ok"] is False
+        and "out_of_reach" not in record[budget]
+    ]
+    if not wanted:
+        return False
+    graph = load_graph(cell_dir / "graph.json")
+    report = json.loads((cell_dir / "report.json").read_text())
+    cap = report["max_extra_flops"] / max(report["flops_before"], 1.0)
+    for answer in wanted:
+        reach = out_of_reach(
+            graph, cap, answer["budget_bytes"], answer["peak_bytes"], time_limit_s=seconds
+        )
+        answer["out_of_reach"] = {
+            "below_ratio": reach.below_bytes / max(record["before_bytes"], 1),
+            "open_ratio": reach.open_bytes / max(record["before_bytes"], 1),
+            "cap": cap,
+            "solves": reach.solves,
+            "seconds": reach.seconds,
+        }
     return True
 
 
@@ -183,11 +217,24 @@ def _milp_text(a: dict) -> str:
     return f"; MILP at this peak +{_pct(milp['extra_flops'])}{proven}"
 
 
+def _reach_text(a: dict) -> str:
+    reach = a.get("out_of_reach")
+    if reach is None:
+        return ""
+    if reach["below_ratio"] <= 0:
+        return "; the bound rules out nothing down to the budget"
+    return (
+        f"; no plan within +{_pct(reach['cap'])} reaches {reach['below_ratio']:.3f}"
+        f" (bound; {reach['open_ratio']:.3f} not ruled out)"
+    )
+
+
 def _cell_text(a: dict) -> str:
     mark = "" if a["met"] else (" **missed**" if not a["memory_ok"] else " missed, ≤1.5× floor")
     flops = "" if a["flops_ok"] in (None, True) else " (over the FLOPs target)"
     return (
-        f"{a['ratio']:.3f}{mark}, +{_pct(a['extra_flops'])}{flops}, {_bound_text(a)}{_milp_text(a)}"
+        f"{a['ratio']:.3f}{mark}, +{_pct(a['extra_flops'])}{flops}, {_bound_text(a)}"
+        f"{_milp_text(a)}{_reach_text(a)}"
     )
 
 
@@ -265,6 +312,13 @@ def main() -> int:
         results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
 
     if [r for r in done.values() if add_milp(r, cell_dir_of(args.out, r), args.milp)]:
+        save()
+    added = [
+        r
+        for r in done.values()
+        if "error" not in r and add_out_of_reach(r, cell_dir_of(args.out, r), args.time_limit)
+    ]
+    if added:
         save()
     for r in done.values():
         if (

@@ -1,7 +1,9 @@
 """scripts/catalogue_table.py: an answer over the FLOPs target gets the
 fixed-schedule MILP at the peak it reached, which says whether the proven
 bound is loose or the search overspends; the `optimal` column says which
-plan the optimal algorithm kept and why."""
+plan the optimal algorithm kept and why; a budget missed far above the
+floor gets the level below which the bound rules out every plan within the
+cap."""
 
 from __future__ import annotations
 
@@ -61,3 +63,23 @@ def test_an_optimal_run_that_fails_is_a_cell_that_says_so(tmp_path: Path):
     entry = run_optimal(bad, None, "0.5", 1, tmp_path)
     assert "error" in entry
     assert optimal_text(entry).startswith("failed: ")
+
+
+def test_a_budget_missed_far_above_the_floor_says_what_the_bound_rules_out(tmp_path: Path):
+    step = produce_hlo(ModelSpec.parse("20")) / "step.hlo"
+    run = run_frontier(step, tmp_path, budgets=("0.2",), with_bound=True, time_limit_s=10)
+    nbytes = run.budgets[0]
+    answer = catalogue_table.cell_answer(run.frontier, nbytes, run.bounds.get(nbytes))
+    assert not answer["met"]
+    answer["memory_ok"] = False  # as if far above the floor
+    before = run.frontier.allocation_before_bytes
+    record = {"model": "20", "device": "cpu", "before_bytes": before, "0.5": None, "0.33": answer}
+    assert catalogue_table.add_out_of_reach(record, tmp_path, 5)
+    reach = answer["out_of_reach"]
+    assert reach["solves"] >= 1 and reach["cap"] > 0
+    # The bound proves 0.2x impossible, so something is ruled out; never the
+    # answer's own peak, which a plan reached.
+    assert answer["bound_status"] == "Infeasible"
+    assert nbytes / before <= reach["below_ratio"] < reach["open_ratio"] <= answer["ratio"]
+    assert f"reaches {reach['below_ratio']:.3f} (bound" in catalogue_table._cell_text(answer)
+    assert not catalogue_table.add_out_of_reach(record, tmp_path, 5)  # once

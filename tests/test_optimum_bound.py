@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from remat_harness.optimum import solve_min_flops
-from remat_harness.optimum_bound import solve_lower_bound
+from remat_harness.optimum_bound import out_of_reach, solve_lower_bound
 from tests.graph_cases import CHAIN, DIAMOND, UNET, exported_chain_plan, graph
 
 pytest.importorskip("highspy")
@@ -60,6 +60,18 @@ def test_below_what_a_stage_must_hold_no_plan_meets_it():
     assert bound.status == "Infeasible" and bound.proven and bound.impossible
     assert bound.extra_flops is None
     assert "no recomputation plan" in bound.meaning
+
+
+@pytest.mark.parametrize(("cap", "ruled_out", "first_open"), [(0.10, 209, 210), (0.01, 309, 310)])
+def test_out_of_reach_is_where_the_bound_rules_out_every_plan_within_the_cap(
+    cap, ruled_out, first_open
+):
+    """Below 210 no plan meets WIDE's budget; up to 309 one needs +5%: a
+    cap of 10% leaves 210 open, a cap of 1% rules out up to 309."""
+    reach = out_of_reach(WIDE, cap, 100, 400, steps=12, time_limit_s=30)
+    assert ruled_out - 2 <= reach.below_bytes <= ruled_out
+    assert first_open <= reach.open_bytes <= first_open + 2
+    assert reach.solves <= 12 and reach.cap_fraction == cap
 
 
 @pytest.mark.parametrize(

@@ -316,3 +316,46 @@ def solve_lower_bound(
         rows=len(model.row_lower),
         meaning=meaning,
     )
+
+
+@dataclass(frozen=True)
+class OutOfReach:
+    """What the bound proves of a budget the search missed: no plan on the
+    schedule that spends at most `cap_fraction` extra FLOPs has a peak at or
+    below `below_bytes` (0: nothing proven). `open_bytes` is the lowest
+    budget tried that the bound did not rule out."""
+
+    below_bytes: int
+    open_bytes: int
+    cap_fraction: float
+    solves: int
+    seconds: float
+
+
+def out_of_reach(
+    graph: Graph,
+    cap_fraction: float,
+    low_bytes: int,
+    high_bytes: int,
+    steps: int = 6,
+    time_limit_s: float = 10.0,
+) -> OutOfReach:
+    """Bisects [low_bytes, high_bytes] for the level below which the bound
+    rules out every plan within the cap: a budget is ruled out where the
+    relaxation is infeasible or its lower bound on the FLOPs (optimal, or the
+    dual bound of a stopped solve) exceeds the cap. A plan meeting a lower
+    budget meets a higher one too, so what is ruled out is every budget up to
+    the highest one found so. A solve that proves nothing counts as open."""
+    started = time.monotonic()
+    ruled_out, open_at, solves = 0, high_bytes, 0
+    lo, hi = low_bytes, high_bytes
+    while solves < steps and hi - lo > 1:
+        mid = (lo + hi) // 2
+        solved = solve_lower_bound(graph, mid, time_limit_s=time_limit_s)
+        solves += 1
+        bound = solved.extra_flops_fraction
+        if solved.impossible or (bound is not None and bound > cap_fraction):
+            ruled_out, lo = mid, mid
+        else:
+            open_at, hi = mid, mid
+    return OutOfReach(ruled_out, open_at, cap_fraction, solves, time.monotonic() - started)
