@@ -52,6 +52,9 @@ struct OptimalConfig {
 struct FrontierSearch {
   std::vector<int64_t> aims;
   std::function<std::optional<int>(absl::Span<const FrontierPoint>)> choose;
+  // The platform's figure of the computation as given: the peak of the plan
+  // of no moves, whose aim is the tracker's start. 0: the tracker's start.
+  int64_t start_peak_bytes = 0;
 };
 
 // The default PlannerConfig::out_of_line_factor.

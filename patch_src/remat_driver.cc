@@ -520,6 +520,7 @@ class RematDriver {
     search.aims =
         FrontierAims(DefaultFrontierShares(), report_.allocation_before_bytes,
                      allocation_scheduled_, report_.floor_bytes);
+    search.start_peak_bytes = allocation_scheduled_;
     const int64_t budget = options_.memory_limit_bytes;
     const int64_t start = allocation_scheduled_;
     search.choose = [budget, start,

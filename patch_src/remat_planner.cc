@@ -1409,11 +1409,12 @@ absl::StatusOr<AimedPlan> MakeAgain(Planner& planner,
 // having recomputed more than the aim needed (docs/measured.md). The plans
 // made bracket the level `aim`: the
 // one aimed highest that stayed within it, and the one aimed lowest above
-// that which did not (else the start). Each raise aims where the line
-// through the two meets `aim` (peaks rise about as aims do), kept off the
-// bracket's ends. Every plan is a point: none depends on a budget.
+// that which did not (else `start`, the plan of no moves: aimed at the
+// tracker's start, its peak the platform's figure). Each raise aims where
+// the line through the two meets `aim` (peaks rise about as aims do), kept
+// off the bracket's ends. Every plan is a point: none depends on a budget.
 absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
-                                  int64_t aim, int64_t start,
+                                  int64_t aim, const FrontierPoint& start,
                                   MadeFrontier& made) {
   const int64_t close_enough = aim / kOvershootDivisor;
   FrontierPoint within{0, 0};  // aimed highest of those within `aim`
@@ -1423,7 +1424,7 @@ absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
     if (p.aim_bytes > within.aim_bytes) within = p;
     highest = std::max(highest, p.peak_bytes);
   }
-  FrontierPoint over{start, start};  // aimed lowest above `within`, over it
+  FrontierPoint over = start;  // aimed lowest above `within`, over it
   for (const FrontierPoint& p : made.points) {
     if (p.kept && p.peak_bytes > aim && p.aim_bytes > within.aim_bytes &&
         p.aim_bytes < over.aim_bytes) {
@@ -1472,7 +1473,12 @@ absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
 absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                                             const PlannerConfig& config) {
   MadeFrontier made;
-  const int64_t start = planner.initial_peak();
+  // Aims are the tracker's; peaks the platform's figure.
+  FrontierPoint start;
+  start.aim_bytes = planner.initial_peak();
+  start.peak_bytes = config.frontier->start_peak_bytes > 0
+                         ? config.frontier->start_peak_bytes
+                         : start.aim_bytes;
   for (int64_t aim : config.frontier->aims) {
     TF_ASSIGN_OR_RETURN(AimedPlan aimed, PlanAimedAt(planner, config, aim));
     const bool kept = aimed.point.kept;

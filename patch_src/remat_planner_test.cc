@@ -222,6 +222,45 @@ TEST(RematPlannerTest, AFrontierPlanFarUnderItsAimIsJoinedByAHigherAimsPlan) {
   EXPECT_FALSE(result.frontier_replay_missed);
 }
 
+// kFan planned as a frontier for a budget one value under the platform's
+// figure of its start, which is two values under the tracker's: the figure
+// is what the tracker counts less two values and the values recomputed
+// past the top. `start_peak_bytes` is what the frontier search is told of
+// the figure's start (0: the tracker's start).
+absl::StatusOr<Planned> PlanFanUnderItsFigure(bool told_the_figures_start) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, Plan(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  const int64_t figure_start = start - 2 * kSquareValueBytes;
+  PlannerConfig config;
+  config.target_bytes = figure_start - kSquareValueBytes;
+  config.keep_plan =
+      [figure_start](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    const int64_t clones = MovedPastTheTop(planned);
+    return PlanVerdict{/*keep=*/true,
+                       figure_start - clones * kSquareValueBytes, ""};
+  };
+  const int64_t budget = config.target_bytes;
+  config.frontier = FrontierSearch{
+      {budget},
+      [budget, figure_start](absl::Span<const FrontierPoint> points) {
+        return ChooseFromFrontier(points, budget, figure_start,
+                                  FrontierRules{});
+      },
+      told_the_figures_start ? figure_start : 0};
+  return Plan(kFan, config);
+}
+
+// The aim's plan recomputes three values, far under the budget. The raises
+// bracket the aim between it and the plan of no moves, whose peak is the
+// figure's start: one of them finds the plan that recomputes one value.
+// (With the tracker's start as that peak, they landed on the plan of two.)
+TEST(RematPlannerTest, TheRaisesBracketTheAimByThePlatformsFigure) {
+  absl::StatusOr<Planned> planned = PlanFanUnderItsFigure(true);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  ASSERT_GE(planned->result.frontier.size(), 2);
+  EXPECT_EQ(MovedPastTheTop(*planned->module), 1);
+}
+
 TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
   PlannerConfig config = AsLowAsPossible();
   config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
