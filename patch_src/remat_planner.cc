@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
@@ -1402,6 +1403,14 @@ absl::StatusOr<AimedPlan> MakeAgain(Planner& planner,
   return again;
 }
 
+// Whether `point` is a plan made already: the same figure, the same FLOPs.
+bool MadeAlready(const MadeFrontier& made, const FrontierPoint& point) {
+  return absl::c_any_of(made.points, [&](const FrontierPoint& p) {
+    return p.kept && p.peak_bytes == point.peak_bytes &&
+           p.extra_flops == point.extra_flops;
+  });
+}
+
 // Plans aimed above `aim` when no plan made so far (`made`) lies within it
 // and close to it: the planner's tracker counts apart buffers the platform
 // shares (an in-place fusion writing over its operand, ...), so a plan the
@@ -1449,6 +1458,9 @@ absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
       break;
     }
     const FrontierPoint point = aimed.point;
+    // A plan made already: the bracket's aims map to it, so raises between
+    // the same ends land there again.
+    if (MadeAlready(made, point)) break;
     made.Add(planner, std::move(aimed));
     if (point.peak_bytes <= aim) {
       within = point;

@@ -261,6 +261,22 @@ TEST(RematPlannerTest, TheRaisesBracketTheAimByThePlatformsFigure) {
   EXPECT_EQ(MovedPastTheTop(*planned->module), 1);
 }
 
+// Told nothing of the figure's start, the line puts the second raise where
+// the first landed: that plan is not a second point, and the raises end.
+TEST(RematPlannerTest, ARaiseThatLandsOnAPlanMadeEndsTheRaises) {
+  absl::StatusOr<Planned> planned = PlanFanUnderItsFigure(false);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const std::vector<FrontierPoint>& points = planned->result.frontier;
+  EXPECT_EQ(points.size(), 2);  // the aim's plan and the first raise's
+  for (int i = 0; i < points.size(); ++i) {
+    for (int j = i + 1; j < points.size(); ++j) {
+      EXPECT_FALSE(points[i].peak_bytes == points[j].peak_bytes &&
+                   points[i].extra_flops == points[j].extra_flops)
+          << "points " << i << " and " << j << " are one plan";
+    }
+  }
+}
+
 TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
   PlannerConfig config = AsLowAsPossible();
   config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
