@@ -236,8 +236,8 @@ absl::StatusOr<Planned> PlanFanUnderItsFigure(bool told_the_figures_start) {
   config.keep_plan =
       [figure_start](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
     const int64_t clones = MovedPastTheTop(planned);
-    return PlanVerdict{/*keep=*/true,
-                       figure_start - clones * kSquareValueBytes, ""};
+    return PlanVerdict{/*keep=*/true, figure_start - clones * kSquareValueBytes,
+                       ""};
   };
   const int64_t budget = config.target_bytes;
   config.frontier = FrontierSearch{
