@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -79,17 +80,25 @@ def cell_dir_of(out: Path, record: dict) -> Path:
     return out / record["device"].replace(":", "_") / record["model"]
 
 
-def add_milp(record: dict, cell_dir: Path, seconds: float) -> bool:
-    """The MILP beside each answer over the FLOPs target that has none yet;
-    whether one was added."""
-    wanted = [
+def _answers_lacking(
+    record: dict, key: str, seconds: float, wants: Callable[[dict], bool]
+) -> list[dict]:
+    """The record's answers that `wants` picks and that have no `key` yet
+    (none when no seconds are given to add it)."""
+    return [
         record[budget]
         for budget in BUDGETS
         if seconds > 0
         and record.get(budget)
-        and record[budget]["flops_ok"] is False
-        and "milp" not in record[budget]
+        and wants(record[budget])
+        and key not in record[budget]
     ]
+
+
+def add_milp(record: dict, cell_dir: Path, seconds: float) -> bool:
+    """The MILP beside each answer over the FLOPs target that has none yet;
+    whether one was added."""
+    wanted = _answers_lacking(record, "milp", seconds, lambda a: a["flops_ok"] is False)
     if not wanted:
         return False
     graph = load_graph(cell_dir / "graph.json")
@@ -105,14 +114,7 @@ def add_out_of_reach(record: dict, cell_dir: Path, seconds: float) -> bool:
     plan within the engine's compute cap (optimum_bound.out_of_reach),
     bisected between the budget and the answer's peak. Says whether the
     floor is loose there or the search stops short. Whether one was added."""
-    wanted = [
-        record[budget]
-        for budget in BUDGETS
-        if seconds > 0
-        and record.get(budget)
-        and record[budget]["memory_ok"] is False
-        and "out_of_reach" not in record[budget]
-    ]
+    wanted = _answers_lacking(record, "out_of_reach", seconds, lambda a: a["memory_ok"] is False)
     if not wanted:
         return False
     graph = load_graph(cell_dir / "graph.json")
