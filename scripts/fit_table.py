@@ -25,7 +25,7 @@ GPUS = ("a100_sxm_40", "h100_sxm")
 POLICIES = ("f32", "mixed_bfloat16")
 
 
-def run_cell(model: str, gpu: str, policy: str, out: Path) -> dict:
+def run_cell(model: str, gpu: str, policy: str, out: Path, workers: int = 0) -> dict:
     cell = out / f"{model}_{policy}_{gpu}"
     if not (cell / "fit.json").exists():
         start = time.monotonic()
@@ -42,6 +42,7 @@ def run_cell(model: str, gpu: str, policy: str, out: Path) -> dict:
             policy,
             "--out",
             str(cell),
+            *(["--workers", str(workers)] if workers else []),
         ]
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
         cell.mkdir(parents=True, exist_ok=True)
@@ -103,12 +104,15 @@ def main() -> int:
     p.add_argument("--gpus", default=",".join(GPUS))
     p.add_argument("--policies", default=",".join(POLICIES))
     p.add_argument("--out", type=Path, default=REPO / "reports" / "fit_table")
+    p.add_argument(
+        "--workers", type=int, default=0, help="fit's local Dask cluster of N processes (0: none)"
+    )
     args = p.parse_args()
     cells = []
     for model in args.models.split(","):
         for policy in args.policies.split(","):
             for gpu in args.gpus.split(","):
-                cells.append(run_cell(model, gpu, policy, args.out))
+                cells.append(run_cell(model, gpu, policy, args.out, args.workers))
                 print(markdown(cells[-1:]).splitlines()[-1], flush=True)
     (args.out / "table.md").write_text(markdown(cells))
     print(args.out / "table.md")
