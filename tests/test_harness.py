@@ -382,6 +382,29 @@ def test_a_sweep_on_a_local_dask_cluster_equals_a_serial_one(tmp_path):
     assert spread.read_text().count("\n") == lines
 
 
+def test_a_cluster_session_starts_its_cluster_once_for_every_round(monkeypatch):
+    """`fit` asks a round of batches at a time: one local cluster serves them
+    all, and a round's task is never answered by an earlier round's result
+    under the same key."""
+    import functools
+
+    from remat_harness import cluster as cluster_module
+
+    started = []
+    real_client = cluster_module._client
+
+    def counting_client(spec):  # noqa: ANN001, ANN202
+        started.append(spec)
+        return real_client(spec)
+
+    monkeypatch.setattr(cluster_module, "_client", counting_client)
+    build = engine_build()
+    with cluster_module.ClusterSession(cluster_module.ClusterSpec(workers=1)) as session:
+        rounds = [dict(session.run([("a", functools.partial(dict, n=n))], build)) for n in (1, 2)]
+    assert [r["a"][0] for r in rounds] == [{"n": 1}, {"n": 2}]
+    assert len(started) == 1
+
+
 def test_a_worker_of_another_build_fails_its_cells_not_the_sweep(tmp_path):
     from remat_harness.cluster import ClusterSpec, run_on_cluster
 

@@ -67,19 +67,31 @@ def _client(spec: ClusterSpec) -> Any:
     return Client(cluster)
 
 
-def run_on_cluster(
-    spec: ClusterSpec, tasks: list[tuple[str, Callable[[], dict]]], build: str
-) -> Iterator[tuple[str, Outcome]]:
-    """Runs each (key, work) on the cluster; yields (key, outcome) as each
-    finishes. `work` must pickle (a functools.partial of module functions)."""
-    from dask.distributed import as_completed
+class ClusterSession:
+    """One client for many rounds of tasks (`fit` asks a round of batches at
+    a time): a local cluster starts once, not at every round. Use it as a
+    context manager; the cluster starts at the first round."""
 
-    client = _client(spec)
-    try:
-        futures = {
-            client.submit(_run_task, work, build, key=f"cell-{i}", pure=False): key
-            for i, (key, work) in enumerate(tasks)
-        }
+    def __init__(self, spec: ClusterSpec) -> None:
+        self._spec = spec
+        self._client: Any = None
+        self._submitted = 0  # keys stay unique across rounds
+
+    def run(
+        self, tasks: list[tuple[str, Callable[[], dict]]], build: str
+    ) -> Iterator[tuple[str, Outcome]]:
+        """Runs each (key, work) on the cluster; yields (key, outcome) as each
+        finishes. `work` must pickle (a functools.partial of module
+        functions)."""
+        from dask.distributed import as_completed
+
+        if self._client is None:
+            self._client = _client(self._spec)
+        futures = {}
+        for key, work in tasks:
+            self._submitted += 1
+            task_key = f"cell-{self._submitted}"
+            futures[self._client.submit(_run_task, work, build, key=task_key, pure=False)] = key
         for future in as_completed(futures):
             key = futures[future]
             try:
@@ -87,8 +99,27 @@ def run_on_cluster(
             except Exception as e:  # noqa: BLE001 - the worker was lost for good
                 outcome = (None, f"{type(e).__name__}: {e}".strip(), 0.0)
             yield key, outcome
-    finally:
-        cluster = getattr(client, "cluster", None)
-        client.close()
+
+    def close(self) -> None:
+        if self._client is None:
+            return
+        cluster = getattr(self._client, "cluster", None)
+        self._client.close()
         if cluster is not None:
             cluster.close()
+        self._client = None
+
+    def __enter__(self) -> ClusterSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_on_cluster(
+    spec: ClusterSpec, tasks: list[tuple[str, Callable[[], dict]]], build: str
+) -> Iterator[tuple[str, Outcome]]:
+    """Runs each (key, work) on a cluster started for these tasks alone;
+    yields (key, outcome) as each finishes."""
+    with ClusterSession(spec) as session:
+        yield from session.run(tasks, build)

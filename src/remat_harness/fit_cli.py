@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from remat_harness.cluster import ClusterSpec, run_on_cluster
+from remat_harness.cluster import ClusterSession, ClusterSpec
 from remat_harness.engine import engine_build
 from remat_harness.fit import (
     DEFAULT_ALGORITHM,
@@ -130,7 +130,9 @@ def _probe_record(
     return asdict(probe_batch(hlo, batch, card, algorithm, cap, needs))
 
 
-def _runner(dumps: StepDumps, result: FitResult, cluster: ClusterSpec, console: Console):  # noqa: ANN202
+def _runner(  # noqa: ANN202
+    dumps: StepDumps, result: FitResult, cluster: ClusterSession | None, console: Console
+):
     """Probes batches: here, one after another, or on the cluster at once."""
 
     def run(batches: list[tuple[int, frozenset[str]]]) -> list[Probe]:
@@ -139,14 +141,14 @@ def _runner(dumps: StepDumps, result: FitResult, cluster: ClusterSpec, console: 
             hlos[batch] = dumps.hlo(batch)
             console.print(f"batch {batch}: traced; compiling for {result.card.target} ...")
         args = (result.card, result.algorithm, result.max_extra_flops)
-        if not cluster.enabled:
+        if cluster is None:
             return [probe_batch(hlos[b], b, *args, needs) for b, needs in batches]
         tasks = [
             (str(b), functools.partial(_probe_record, hlos[b], b, *args, needs))
             for b, needs in batches
         ]
         probes = []
-        for key, (record, error, _) in run_on_cluster(cluster, tasks, engine_build()):
+        for key, (record, error, _) in cluster.run(tasks, engine_build()):
             if record is None:
                 raise RuntimeError(f"batch {key}: {error}")
             probes.append(Probe(**record))
@@ -195,7 +197,8 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
     source = ModelSource(args.model, POLICY_NAMES[args.policy], args.input_shape)
     result = FitResult(source, card, args.algorithm, args.max_extra_flops, args.precision)
     dumps = StepDumps(source)
-    cluster = ClusterSpec(args.workers, args.scheduler)
+    spec = ClusterSpec(args.workers, args.scheduler)
+    cluster = ClusterSession(spec) if spec.enabled else None
     try:
         search(
             result,
@@ -208,6 +211,8 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         raise FitError(str(e).strip().splitlines()[-1]) from None
     finally:
         dumps.close()
+        if cluster is not None:
+            cluster.close()
     console.print(render_table(result))
     console.print(gain_text(result))
     for path in write_outputs(result, args.out):
