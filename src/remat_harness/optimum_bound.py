@@ -347,15 +347,16 @@ def out_of_reach(
     budget meets a higher one too, so what is ruled out is every budget up to
     the highest one found so. A solve that proves nothing counts as open."""
     started = time.monotonic()
-    ruled_out, open_at, solves = 0, high_bytes, 0
-    lo, hi = low_bytes, high_bytes
+    lo, hi, solves = low_bytes, high_bytes, 0
     while solves < steps and hi - lo > 1:
         mid = (lo + hi) // 2
         solved = solve_lower_bound(graph, mid, time_limit_s=time_limit_s)
         solves += 1
         bound = solved.extra_flops_fraction
         if solved.impossible or (bound is not None and bound > cap_fraction):
-            ruled_out, lo = mid, mid
+            lo = mid
         else:
-            open_at, hi = mid, mid
-    return OutOfReach(ruled_out, open_at, cap_fraction, solves, time.monotonic() - started)
+            hi = mid
+    # `lo` is ruled out once a solve moved it; the budget itself was not solved.
+    below = lo if lo > low_bytes else 0
+    return OutOfReach(below, hi, cap_fraction, solves, time.monotonic() - started)
