@@ -119,7 +119,9 @@ def add_out_of_reach(record: dict, cell_dir: Path, seconds: float) -> bool:
         return False
     graph = load_graph(cell_dir / "graph.json")
     report = json.loads((cell_dir / "report.json").read_text())
-    cap = report["max_extra_flops"] / max(report["flops_before"], 1.0)
+    # The engine's compute cap as a fraction of the step (negative: none).
+    limit = report["max_extra_flops"]
+    cap = None if limit is None or limit < 0 else limit / max(report["flops_before"], 1.0)
     for answer in wanted:
         reach = out_of_reach(
             graph, cap, answer["budget_bytes"], answer["peak_bytes"], time_limit_s=seconds
@@ -225,8 +227,9 @@ def _reach_text(a: dict) -> str:
         return ""
     if reach["below_ratio"] <= 0:
         return "; the bound rules out nothing down to the budget"
+    within = "no plan" if reach["cap"] is None else f"no plan within +{_pct(reach['cap'])}"
     return (
-        f"; no plan within +{_pct(reach['cap'])} reaches {reach['below_ratio']:.3f}"
+        f"; {within} reaches {reach['below_ratio']:.3f}"
         f" (bound; {reach['open_ratio']:.3f} not ruled out)"
     )
 

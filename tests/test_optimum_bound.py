@@ -62,12 +62,15 @@ def test_below_what_a_stage_must_hold_no_plan_meets_it():
     assert "no recomputation plan" in bound.meaning
 
 
-@pytest.mark.parametrize(("cap", "ruled_out", "first_open"), [(0.10, 209, 210), (0.01, 309, 310)])
+@pytest.mark.parametrize(
+    ("cap", "ruled_out", "first_open"), [(0.10, 209, 210), (0.01, 309, 310), (None, 209, 210)]
+)
 def test_out_of_reach_is_where_the_bound_rules_out_every_plan_within_the_cap(
     cap, ruled_out, first_open
 ):
     """Below 210 no plan meets WIDE's budget; up to 309 one needs +5%: a
-    cap of 10% leaves 210 open, a cap of 1% rules out up to 309."""
+    cap of 10% leaves 210 open, a cap of 1% rules out up to 309, no cap
+    only what no plan meets."""
     reach = out_of_reach(WIDE, cap, 100, 400, steps=12, time_limit_s=30)
     assert ruled_out - 2 <= reach.below_bytes <= ruled_out
     assert first_open <= reach.open_bytes <= first_open + 2

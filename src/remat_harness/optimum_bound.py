@@ -321,28 +321,28 @@ def solve_lower_bound(
 @dataclass(frozen=True)
 class OutOfReach:
     """What the bound proves of a budget the search missed: no plan on the
-    schedule that spends at most `cap_fraction` extra FLOPs has a peak at or
-    below `below_bytes` (0: nothing proven). `open_bytes` is the lowest
-    budget tried that the bound did not rule out."""
+    schedule that spends at most `cap_fraction` extra FLOPs (None: any) has a
+    peak at or below `below_bytes` (0: nothing proven). `open_bytes` is the
+    lowest budget tried that the bound did not rule out."""
 
     below_bytes: int
     open_bytes: int
-    cap_fraction: float
+    cap_fraction: float | None
     solves: int
     seconds: float
 
 
 def out_of_reach(
     graph: Graph,
-    cap_fraction: float,
+    cap_fraction: float | None,
     low_bytes: int,
     high_bytes: int,
     steps: int = 6,
     time_limit_s: float = 10.0,
 ) -> OutOfReach:
     """Bisects [low_bytes, high_bytes] for the level below which the bound
-    rules out every plan within the cap: a budget is ruled out where the
-    relaxation is infeasible or its lower bound on the FLOPs (optimal, or the
+    rules out every plan within the cap (None: every plan): a budget is ruled
+    out where the relaxation is infeasible or its lower bound on the FLOPs (optimal, or the
     dual bound of a stopped solve) exceeds the cap. A plan meeting a lower
     budget meets a higher one too, so what is ruled out is every budget up to
     the highest one found so. A solve that proves nothing counts as open."""
@@ -353,7 +353,8 @@ def out_of_reach(
         solved = solve_lower_bound(graph, mid, time_limit_s=time_limit_s)
         solves += 1
         bound = solved.extra_flops_fraction
-        if solved.impossible or (bound is not None and bound > cap_fraction):
+        over_cap = cap_fraction is not None and bound is not None and bound > cap_fraction
+        if solved.impossible or over_cap:
             lo = mid
         else:
             hi = mid
