@@ -316,15 +316,10 @@ def main() -> int:
     def save() -> None:
         results.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
 
-    if [r for r in done.values() if add_milp(r, cell_dir_of(args.out, r), args.milp)]:
-        save()
-    added = [
-        r
-        for r in done.values()
-        if "error" not in r and add_out_of_reach(r, cell_dir_of(args.out, r), args.time_limit)
-    ]
-    if added:
-        save()
+    # Stored records gain what they lack (a record that failed has no answers).
+    for add, seconds in ((add_milp, args.milp), (add_out_of_reach, args.time_limit)):
+        if [r for r in done.values() if add(r, cell_dir_of(args.out, r), seconds)]:
+            save()
     for r in done.values():
         if (
             r["device"] in args.devices.split(",")
