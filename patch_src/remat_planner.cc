@@ -1459,8 +1459,12 @@ absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
     }
     const FrontierPoint point = aimed.point;
     // A plan made already: the bracket's aims map to it, so raises between
-    // the same ends land there again.
-    if (MadeAlready(made, point)) break;
+    // the same ends land there again. (Whether the cap stopped it still
+    // counts, as for any plan made.)
+    if (MadeAlready(made, point)) {
+      made.capped |= planner.capped_at_peak();
+      break;
+    }
     made.Add(planner, std::move(aimed));
     if (point.peak_bytes <= aim) {
       within = point;
