@@ -55,6 +55,10 @@ struct FrontierSearch {
   // The platform's figure of the computation as given: the peak of the plan
   // of no moves, whose aim is the tracker's start. 0: the tracker's start.
   int64_t start_peak_bytes = 0;
+  // Planners that make the aims' plans at once, each on a copy of the
+  // module (remat_planner.cc, PlanEveryAim); 1: the one planner makes them.
+  // The points do not depend on it.
+  int lanes = 1;
 };
 
 // The default PlannerConfig::out_of_line_factor.

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tsl/platform/cpu_info.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
@@ -521,6 +522,10 @@ class RematDriver {
         FrontierAims(DefaultFrontierShares(), report_.allocation_before_bytes,
                      allocation_scheduled_, report_.floor_bytes);
     search.start_peak_bytes = allocation_scheduled_;
+    search.lanes = options_.planning_threads > 0
+                       ? options_.planning_threads
+                       : std::min(kMaxPlanningThreads,
+                                  std::max(1, tsl::port::MaxParallelism()));
     const int64_t budget = options_.memory_limit_bytes;
     const int64_t start = allocation_scheduled_;
     search.choose = [budget, start,

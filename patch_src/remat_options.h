@@ -33,6 +33,9 @@ inline constexpr double kDefaultMaxExtraFlops = 0.25;
 // `optimal`'s solver time: a small step solves in seconds; past it the pass
 // keeps `path`'s plan, so a compile never waits longer.
 inline constexpr double kDefaultOptimalSeconds = 60;
+// The frontier search's threads when RematOptions::planning_threads is 0:
+// each holds a copy of the module, and a module has about ten aims.
+inline constexpr int kMaxPlanningThreads = 8;
 
 // What memory is planned, judged and reported by (memory_figure.h says why):
 // HeapSimulator's peak (CPU) or BufferAssigner's total (GPU), whose
@@ -71,6 +74,10 @@ struct RematOptions {
   // Not a flag (hlo-remat --export-graph): where to write the entry as the
   // planner sees it (remat_graph.h), before planning; "" writes nothing.
   std::string export_graph_path;
+  // Not a flag (hlo-remat --planning-threads): threads the frontier search
+  // plans its aims on at once, each with its own copy of the module; 0: one
+  // per core, at most kMaxPlanningThreads. The plan does not depend on it.
+  int planning_threads = 0;
   // Not a flag (hlo-remat --frontier): where to write the frontier search's
   // points (plan_frontier.h) as JSON; "" writes nothing.
   std::string frontier_path;

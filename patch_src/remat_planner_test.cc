@@ -277,6 +277,61 @@ TEST(RematPlannerTest, ARaiseThatLandsOnAPlanMadeEndsTheRaises) {
   }
 }
 
+// kFan's frontier at four aims, one value apart, planned by `lanes`
+// planners at once; the figure is the tracker's count less what the plan
+// recomputed past the top.
+absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, Plan(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  PlannerConfig config;
+  config.target_bytes = start - 2 * kSquareValueBytes;
+  config.keep_plan =
+      [start](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true,
+                       start - MovedPastTheTop(planned) * kSquareValueBytes,
+                       ""};
+  };
+  const int64_t budget = config.target_bytes;
+  FrontierSearch search;
+  for (int values = 1; values <= 4; ++values) {
+    search.aims.push_back(start - values * kSquareValueBytes);
+  }
+  search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
+    return ChooseFromFrontier(points, budget, start, FrontierRules{});
+  };
+  search.lanes = lanes;
+  config.frontier = search;
+  return Plan(kFan, config);
+}
+
+// Lanes plan the aims at once, each on its own copy of the module: the
+// points, the plan chosen and the plan applied are one planner's.
+TEST(RematPlannerTest, LanesMakeThePlansOnePlannerMakes) {
+  absl::StatusOr<Planned> one = PlanFanInLanes(1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  for (int lanes : {2, 3, 8}) {
+    absl::StatusOr<Planned> many = PlanFanInLanes(lanes);
+    ASSERT_TRUE(many.ok()) << many.status();
+    const std::vector<FrontierPoint>& mine = many->result.frontier;
+    const std::vector<FrontierPoint>& theirs = one->result.frontier;
+    ASSERT_EQ(mine.size(), theirs.size()) << lanes << " lanes";
+    for (int i = 0; i < mine.size(); ++i) {
+      EXPECT_EQ(mine[i].aim_bytes, theirs[i].aim_bytes) << lanes << ", " << i;
+      EXPECT_EQ(mine[i].peak_bytes, theirs[i].peak_bytes) << lanes << ", " << i;
+      EXPECT_EQ(mine[i].extra_flops, theirs[i].extra_flops)
+          << lanes << ", " << i;
+    }
+    EXPECT_EQ(many->result.frontier_chosen, one->result.frontier_chosen);
+    EXPECT_FALSE(many->result.frontier_replay_missed);
+    EXPECT_EQ(MovedPastTheTop(*many->module), MovedPastTheTop(*one->module));
+    EXPECT_EQ(EntrySize(*many->module), EntrySize(*one->module));
+    // The lanes' searches are counted.
+    EXPECT_GE(many->result.judgements, mine.size());
+  }
+  // Four aims, each its own plan.
+  EXPECT_EQ(one->result.frontier.size(), 4);
+}
+
 TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
   PlannerConfig config = AsLowAsPossible();
   config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {

@@ -207,6 +207,10 @@ LABEL_EXCEPTIONS = {
     "xla/primitive_util.h": "//xla:shape_util",
     "xla/shape.h": "//xla:shape_util",
     "xla/service/heap_simulator/heap_simulator.h": "//xla/service/heap_simulator",
+    "tsl/platform/cpu_info.h": "@tsl//tsl/platform:platform_port",
+    # threadpool.h is one of env's headers.
+    "xla/tsl/platform/env.h": "//xla/tsl/platform:env",
+    "xla/tsl/platform/threadpool.h": "//xla/tsl/platform:env",
     # Generated C++ of tf_proto_library(name = X): the target X_cc.
     "xla/service/gpu/backend_configs.pb.h": "//xla/service/gpu:backend_configs_cc",
     "xla/xla_data.pb.h": "//xla:xla_data_proto_cc",

@@ -66,6 +66,9 @@ constexpr OptionDoc kOptions[] = {
      "compare with this module instead (implies --check-numerics)"},
     {"--time", "N", "off",
      "time N runs of the step before and after on XLA:CPU (cpu)"},
+    {"--planning-threads", "N", "one per core, at most 8",
+     "threads the frontier search plans its aims on (the plan does not "
+     "depend on it)"},
     {"--explain-peak", "N", "off",
      "print the N largest values live at the peak, before and after"},
     {"--after-copy-insertion", "", "off",
@@ -105,7 +108,7 @@ absl::StatusOr<int> PositiveCount(absl::string_view option,
   int count = 0;
   if (!absl::SimpleAtoi(text, &count) || count < 1) {
     return Bad(absl::StrCat(option, "=", text,
-                            " is not valid; give a count of values >= 1"));
+                            " is not valid; give a whole number >= 1"));
   }
   return count;
 }
@@ -167,6 +170,12 @@ absl::Status ApplyValued(const std::string& name, const std::string& value,
       return Bad(absl::StrCat("--memory-before=", value,
                               " is not valid; give a number of bytes >= 0"));
     }
+    return absl::OkStatus();
+  }
+  if (name == "--planning-threads") {
+    absl::StatusOr<int> threads = PositiveCount(name, value);
+    if (!threads.ok()) return threads.status();
+    args.planning_threads = *threads;
     return absl::OkStatus();
   }
   if (name == "--explain-peak") {

@@ -82,6 +82,7 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
   options.dump_dir = args.dump_dir;
   options.export_graph_path = args.export_graph;
   options.frontier_path = args.frontier;
+  options.planning_threads = args.planning_threads;
   if (args.after_copy_insertion) {
     options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
   }
