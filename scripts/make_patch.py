@@ -197,6 +197,8 @@ LABEL_EXCEPTIONS = {
     "absl/log/log.h": "@com_google_absl//absl/log",
     "absl/status/status.h": "@com_google_absl//absl/status",
     "absl/synchronization/mutex.h": "@com_google_absl//absl/synchronization",
+    "absl/time/clock.h": "@com_google_absl//absl/time",
+    "absl/time/time.h": "@com_google_absl//absl/time",
     "absl/strings/str_format.h": "@com_google_absl//absl/strings:str_format",
     "absl/strings/string_view.h": "@com_google_absl//absl/strings:string_view",
     # As xla/hlo/experimental/auto_sharding/BUILD links it outside Google.
