@@ -185,6 +185,18 @@ def test_bad_gpu_target_is_refused_before_reading_the_input(engine, tmp_path):
     assert "h200" in line and "h100_sxm" in line
 
 
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_a_bad_planning_thread_count_names_the_option_and_what_it_takes(engine, tmp_path, value):
+    proc = subprocess.run(
+        [str(engine), str(tmp_path / "missing.hlo"), "--planning-threads", value],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    line = _one_short_line(proc.stderr)
+    assert f"--planning-threads={value}" in line and "whole number >= 1" in line
+
+
 FAKE_ENGINE = """#!/bin/sh
 # Stands in for hlo-remat-engine: names its input, says it accepted it when asked to,
 # logs like a failed CHECK, and aborts.

@@ -54,6 +54,25 @@ def test_a_tighter_budget_never_ends_higher_and_a_reachable_one_is_met(
             assert looser["flops_after"] <= tighter["flops_after"] * (1 + 1e-12)
 
 
+def test_the_frontier_does_not_depend_on_the_planning_threads(step: Path, tmp_path: Path):
+    """The aims are planned by lanes, each a planner on its own copy of the
+    module: one, two or five of them make the same points and the same
+    module (the names of the clones aside)."""
+    runs = []
+    for threads in (1, 2, 5):
+        out = tmp_path / str(threads)
+        flags = [*RematFlags("0.4x", "path").args(), f"--planning-threads={threads}"]
+        run = run_hlo_remat(step, flags, out / "report.json", output=out / "after.hlo")
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(run.raw)
+    points = {json.dumps(r["frontier"]["points"]) for r in runs}
+    assert len(points) == 1 and runs[0]["frontier"]["points"]
+    assert len({r["allocation_after_bytes"] for r in runs}) == 1
+    assert len({r["flops_after"] for r in runs}) == 1
+    assert len({r["instructions_after"] for r in runs}) == 1
+    assert "searched for again" not in " ".join(r["note"] for r in runs)
+
+
 def test_the_frontier_file_is_the_reports_and_the_lookup_agrees(step: Path, tmp_path: Path):
     report = _run(step, "0.5", tmp_path)
     frontier = Frontier.load(tmp_path / "f.json")
