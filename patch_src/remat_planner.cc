@@ -1581,42 +1581,37 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
           return PlanAimedAt(lane->planner(), config, aims[i]);
         });
   }
-  if (!pool.has_value()) {
-    for (size_t i = 0; i < aims.size(); ++i) {
-      TF_ASSIGN_OR_RETURN(AimedPlan aimed,
-                          PlanAimedAt(planner, config, aims[i]));
-      const bool kept = aimed.point.kept;
-      made.Add(std::move(aimed));
-      if (!kept) continue;
-      TF_RETURN_IF_ERROR(
-          RaiseOvershootingAim(planner, config, aims[i], start, made));
-    }
-    return made;
-  }
   // Every aim's plan first, then the raises: raising on the caller's
   // planner while the lanes still planned gained nothing on 2 cores
-  // (DenseNet-121, NASNetMobile: within the runs' 10% spread).
+  // (DenseNet-121, NASNetMobile: within the runs' 10% spread). Each aim's
+  // search forgets the others', so one planner makes the same plans in
+  // this order as aim by aim with its raises.
   const auto started = std::chrono::steady_clock::now();
   std::vector<AimedPlan> plans;
   for (size_t i = 0; i < aims.size(); ++i) {
-    TF_ASSIGN_OR_RETURN(plans.emplace_back(), pool->Take(i));
+    TF_ASSIGN_OR_RETURN(plans.emplace_back(),
+                        pool.has_value()
+                            ? pool->Take(i)
+                            : PlanAimedAt(planner, config, aims[i]));
   }
-  // The lanes' searches are counted, and the judge's time is its share of
-  // the time the lanes took together, as the report's phases are shares of
-  // the pass's time.
-  Lanes::Finished finished = pool->Finish();
-  double judged = 0;
-  double busy = 0;
-  for (int lane = 0; lane < lanes; ++lane) {
-    busy += finished.busy_seconds[lane];
-    if (!finished.workers[lane].has_value()) continue;
-    const Planner& counted = (*finished.workers[lane])->planner();
-    judged += counted.judge_seconds();
-    planner.AddCountsOf(counted);
+  if (pool.has_value()) {
+    // The lanes' searches are counted, and the judge's time is its share of
+    // the time the lanes took together, as the report's phases are shares of
+    // the pass's time.
+    Lanes::Finished finished = pool->Finish();
+    double judged = 0;
+    double busy = 0;
+    for (int lane = 0; lane < lanes; ++lane) {
+      busy += finished.busy_seconds[lane];
+      if (!finished.workers[lane].has_value()) continue;
+      const Planner& counted = (*finished.workers[lane])->planner();
+      judged += counted.judge_seconds();
+      planner.AddCountsOf(counted);
+    }
+    const double share =
+        busy > 0 ? std::min(1.0, SecondsSince(started) / busy) : 1.0;
+    planner.set_judge_seconds(planner.judge_seconds() + judged * share);
   }
-  const double share =
-      busy > 0 ? std::min(1.0, SecondsSince(started) / busy) : 1.0;
-  planner.set_judge_seconds(planner.judge_seconds() + judged * share);
   for (size_t i = 0; i < aims.size(); ++i) {
     const bool kept = plans[i].point.kept;
     made.Add(std::move(plans[i]));
