@@ -12,6 +12,7 @@ import pytest
 
 from remat_harness.fit import (
     ANSWERS,
+    Bracket,
     Card,
     FitError,
     FitResult,
@@ -19,6 +20,7 @@ from remat_harness.fit import (
     Probe,
     search,
     tensorflow_reserve,
+    update,
 )
 from remat_harness.fit_cli import parse_memory
 
@@ -53,17 +55,21 @@ def _affine_runner(
     calls: list[int],
     jump: tuple[int, int] = (0, 0),
     curve: float = 0.0,
+    jumps: tuple[str, ...] = ANSWERS,
 ):
     """Probes of a step whose figures grow by `per_example` bytes a batch,
-    and by `jump[1]` bytes more from batch `jump[0]` on; plus `curve` bytes
-    times the batch squared (each batch dearer than the last)."""
+    and by `jump[1]` bytes more from batch `jump[0]` on (for the answers in
+    `jumps`); plus `curve` bytes times the batch squared
+    (each batch dearer than the last)."""
+
+    def bump(answer: str, b: int) -> int:
+        return jump[1] if jump[0] and b >= jump[0] and answer in jumps else 0
 
     def run(batches):
         out = []
         for b, _ in batches:
             calls.append(b)
-            extra = jump[1] if jump[0] and b >= jump[0] else 0
-            f = {k: int(fixed + v * b + extra + curve * b * b) for k, v in per_example.items()}
+            f = {k: int(fixed + v * b + bump(k, b) + curve * b * b) for k, v in per_example.items()}
             out.append(
                 Probe(
                     b,
@@ -107,6 +113,40 @@ def test_search_bisects_where_the_figure_jumps():
     # 30 MiB a batch reaches the card at 2566; the jump brings it to 2562.
     assert all(result.brackets[a].fits == 2561 for a in ANSWERS)
     assert len(calls) <= 20, calls
+
+
+def test_a_fit_above_a_failure_is_the_answer():
+    # MobileNetV2 f32 for h100_sxm without the pass: 64.2 GB at batch 2182,
+    # 91.3 GB at 2203, 81.1 GB at 2561 (XLA's own compile choices). A batch
+    # seen to fit is an answer even above one seen not to; the bracket is
+    # then the smallest failure above it.
+    card = Card("h100_sxm", 82_000 * MIB, 0, 0)
+    gb = 1000 * MIB
+    probes = [
+        Probe(2182, int(64.2 * gb)),
+        Probe(2203, int(91.3 * gb)),
+        Probe(2561, int(81.1 * gb)),
+        Probe(2824, int(97.2 * gb)),
+    ]
+    brackets = {"without": Bracket()}
+    update(brackets, probes, card.budget_bytes)
+    assert (brackets["without"].fits, brackets["without"].fails) == (2561, 2824)
+
+
+def test_the_answers_are_ordered_whatever_the_figures_do():
+    # The capped figure jumps from batch 200 on, so its own search ends
+    # below the batch that fits without the pass: (b) is then (a)'s batch,
+    # which needs no plan, and (c) is at least that.
+    card = Card("h100_sxm", 1000 * MIB, 0, 0)
+    slopes = {"without": 3 * MIB, "capped": 2 * MIB, "any_cost": 2 * MIB}
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    runner = _affine_runner(slopes, 0, [], jump=(200, 10_000 * MIB), jumps=("capped", "any_cost"))
+    search(result, runner, 16, 1 << 16)
+    answers = result.to_json()["answers"]
+    assert result.brackets["capped"].fits < result.brackets["without"].fits == 333
+    assert answers["capped"]["batch"] == answers["any_cost"]["batch"] == 333
+    assert answers["capped"]["plans_of"] == answers["any_cost"]["plans_of"] == "without"
+    assert answers["capped"]["xla_flags"] == ""
 
 
 def test_a_precision_of_one_percent_stops_within_it_with_fewer_compiles():

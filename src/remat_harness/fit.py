@@ -335,8 +335,10 @@ def settling_step(batch: int, precision: float) -> int:
 
 @dataclass
 class Bracket:
-    """What is known of one answer: the largest batch seen to fit below the
-    smallest seen not to (None: none yet)."""
+    """What is known of one answer: the largest batch seen to fit, and the
+    smallest seen not to above it (None: none yet). A failure below the
+    largest fit is passed over: a compile's choices are not monotone in the
+    batch, and the user asks for the largest batch that fits."""
 
     fits: int = 0
     fails: int | None = None
@@ -353,6 +355,14 @@ class Bracket:
         return None if self.fails is None else self.fails - self.fits
 
 
+def _affine_through(p0: Probe, p1: Probe, answer: str, limit: int) -> int | None:
+    """Where the line through two probes' reaches meets `limit` (None: flat
+    or falling)."""
+    (b0, f0), (b1, f1) = ((p.batch, p.reach(answer) or 0) for p in (p0, p1))
+    slope = (f1 - f0) / (b1 - b0)
+    return int(b0 + (limit - f0) / slope) if slope > 0 else None
+
+
 def _crossing(probes: list[Probe], answer: str, limit: int, b: Bracket) -> int | None:
     """Where the answer's figure, taken as affine in the batch through the
     bracket's ends (or the two probes nearest its lower end), reaches
@@ -365,9 +375,7 @@ def _crossing(probes: list[Probe], answer: str, limit: int, b: Bracket) -> int |
         near = sorted(probes, key=lambda p: (abs(p.batch - b.fits), p.batch))[:2]
     if len(near) < 2:
         return None
-    (b0, f0), (b1, f1) = ((p.batch, p.reach(answer) or 0) for p in near)
-    slope = (f1 - f0) / (b1 - b0)
-    return int(b0 + (limit - f0) / slope) if slope > 0 else None
+    return _affine_through(near[0], near[1], answer, limit)
 
 
 def next_batches(
@@ -409,17 +417,15 @@ def next_batches(
 
 
 def update(brackets: dict[str, Bracket], probes: list[Probe], limit: int) -> None:
-    """Each answer's bracket from every probe so far. A batch that fits above
-    one that does not (a compile's choices are not monotone) is ignored."""
+    """Each answer's bracket from every probe so far: the largest batch seen
+    to fit, the smallest above it seen not to. A failure below a fit (a
+    compile's choices are not monotone) is passed over."""
     for answer, b in brackets.items():
         before = b.width()
         figures = [(p.batch, f) for p in probes if (f := p.figure(answer)) is not None]
-        failing = [batch for batch, f in figures if f > limit]
+        b.fits = max((batch for batch, f in figures if f <= limit), default=0)
+        failing = [batch for batch, f in figures if f > limit and batch > b.fits]
         b.fails = min(failing) if failing else None
-        fitting = [
-            batch for batch, f in figures if f <= limit and (b.fails is None or batch < b.fails)
-        ]
-        b.fits = max(fitting, default=0)
         after = b.width()
         if before is not None and after is not None and 2 * after > before:
             b.stalls += 1
@@ -453,14 +459,17 @@ class FitResult:
         return result
 
     def source_of(self, answer: str) -> str:
-        """The answer whose plans give this one. "Any cost" includes the
+        """The answer whose plans give this one: each answer includes those
+        before it in ANSWERS. A batch that fits without the pass fits with
+        it (the budget is met before any plan), and "any cost" includes the
         plans within the cap: where the capped search fitted a larger batch
         than the uncapped one (its frontier's aims are coarser near the
         budget: MobileNetV2 in bf16 for h100_sxm, 9956 capped against 9951),
-        (c) is (b)'s batch with (b)'s flags."""
-        if answer == "any_cost" and self.brackets["capped"].fits > self.brackets[answer].fits:
-            return "capped"
-        return answer
+        (c) is (b)'s batch with (b)'s flags. So (a) <= (b) <= (c) whatever
+        the figures do between the probes."""
+        candidates = ANSWERS[: ANSWERS.index(answer) + 1]
+        # Ties go to the answer itself (its own flags), then the nearest.
+        return max(reversed(candidates), key=lambda name: self.brackets[name].fits)
 
     def batch(self, answer: str) -> int:
         """The answer's largest batch that fits (0: not even batch 1)."""
