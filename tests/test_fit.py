@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from remat_harness.fit import (
     ANSWERS,
@@ -23,6 +24,7 @@ from remat_harness.fit import (
     update,
 )
 from remat_harness.fit_cli import parse_memory
+from remat_harness.fit_report import render_table
 
 MIB = 1 << 20
 
@@ -147,6 +149,9 @@ def test_the_answers_are_ordered_whatever_the_figures_do():
     assert answers["capped"]["batch"] == answers["any_cost"]["batch"] == 333
     assert answers["capped"]["plans_of"] == answers["any_cost"]["plans_of"] == "without"
     assert answers["capped"]["xla_flags"] == ""
+    console = Console(width=300, record=True)
+    console.print(render_table(result))
+    assert console.export_text().count("(none needed: fits without the pass)") == 2
 
 
 def test_a_precision_of_one_percent_stops_within_it_with_fewer_compiles():
