@@ -24,7 +24,7 @@ from remat_harness.fit import (
     update,
 )
 from remat_harness.fit_cli import parse_memory
-from remat_harness.fit_report import render_table
+from remat_harness.fit_report import fall_lines, render_table
 
 MIB = 1 << 20
 
@@ -133,6 +133,34 @@ def test_a_fit_above_a_failure_is_the_answer():
     brackets = {"without": Bracket()}
     update(brackets, probes, card.budget_bytes)
     assert (brackets["without"].fits, brackets["without"].fails) == (2561, 2824)
+
+
+def test_a_figure_seen_lower_above_the_failing_batch_is_said():
+    # MobileNetV2 in bf16 for a100_sxm_40, any cost: 40.80 GB at 4923 (the
+    # smallest failing batch), 40.06 GB at 5003, for a 40.02 GB budget.
+    card = Card("a100_sxm_40", 40_020 * MIB, 0, 0)
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1, 0.01)
+    figures = {4883: 39_100, 4923: 40_800, 5003: 40_060, 5200: 42_000}
+    result.probes = [
+        Probe(b, 10 * f * MIB, 10 * f * MIB, 0.0, 10 * f * MIB, f * MIB, 0.1, f * MIB)
+        for b, f in figures.items()
+    ]
+    result.brackets = {name: Bracket() for name in ANSWERS}
+    update(result.brackets, result.probes, card.budget_bytes)
+    assert result.batch("any_cost") == 4883
+    assert result.to_json()["answers"]["any_cost"]["fell_above"] == [
+        [4923, 40_800 * MIB],
+        [5003, 40_060 * MIB],
+    ]
+    lines = fall_lines(result)
+    assert len(lines) == 1 and lines[0].startswith("(c): ") and "above 4883 may fit" in lines[0]
+    # Rising above the failing batch: nothing to say.
+    far = 410_000 * MIB
+    result.probes[2] = Probe(5003, far, far, 0.0, far, 41_000 * MIB, 0.1, 41_000 * MIB)
+    update(result.brackets, result.probes, card.budget_bytes)
+    assert result.batch("any_cost") == 4883
+    assert fall_lines(result) == []
+    assert result.to_json()["answers"]["any_cost"]["fell_above"] is None
 
 
 def test_the_answers_are_ordered_whatever_the_figures_do():

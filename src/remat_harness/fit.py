@@ -480,6 +480,26 @@ class FitResult:
         batch = self.batch(answer)
         return next((p for p in self.probes if p.batch == batch), None)
 
+    def fall_above(self, answer: str) -> tuple[Probe, Probe] | None:
+        """Where the answer's figure was seen lower above its smallest
+        failing batch than at it, by more than the search's 1% of the
+        budget: the figure is not monotone there, and a larger batch may fit
+        than the answer says (MobileNetV2 in bf16 for a100_sxm_40, any cost:
+        40.80 GB at 4923, 40.06 GB at 5003, for 40.02 GB). The failing batch
+        and the lowest figure above it; None where none was seen."""
+        source = self.source_of(answer)
+        fails = self.brackets[source].fails
+        at = {p.batch: p for p in self.probes if p.figure(source) is not None}
+        if fails is None or fails not in at:
+            return None
+        first = at[fails]
+        above = [p for b, p in at.items() if b > fails]
+        lowest = min(above, key=lambda p: p.figure(source) or 0, default=None)
+        noise = DEFAULT_PRECISION * self.card.budget_bytes
+        if lowest is None or (first.figure(source) or 0) - (lowest.figure(source) or 0) <= noise:
+            return None
+        return first, lowest
+
     def to_json(self) -> dict:
         answers = {}
         for name in ANSWERS:
@@ -500,6 +520,10 @@ class FitResult:
                     # The smallest batch seen not to fit (None: none up to
                     # the largest tried).
                     "fails_at": self.brackets[source].fails,
+                    # [batch, bytes] of the smallest failing batch and of a
+                    # larger one seen lower: a larger batch may fit
+                    # (fall_above); None where none was seen.
+                    "fell_above": _fall_json(self.fall_above(name), source),
                 }
             )
         return {
@@ -511,6 +535,12 @@ class FitResult:
             "answers": answers,
             "probes": [asdict(p) for p in sorted(self.probes, key=lambda p: p.batch)],
         }
+
+
+def _fall_json(fall: tuple[Probe, Probe] | None, source: str) -> list | None:
+    if fall is None:
+        return None
+    return [[p.batch, p.figure(source)] for p in fall]
 
 
 def xla_flags_for(result: FitResult, answer: str) -> str:

@@ -25,7 +25,7 @@ from remat_harness.fit import (
     probe_batch,
     search,
 )
-from remat_harness.fit_report import gain_text, render_table, write_outputs
+from remat_harness.fit_report import fall_lines, gain_text, render_table, write_outputs
 from remat_harness.flag_table import BudgetError, resolve_budgets
 from remat_harness.gpu import check_gpu_target
 from remat_harness.paths import REPORTS_DIR
@@ -215,6 +215,8 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
             cluster.close()
     console.print(render_table(result))
     console.print(gain_text(result))
+    for line in fall_lines(result):
+        console.print(line)
     for path in write_outputs(result, args.out):
         console.print(str(path))
     return 0

@@ -73,6 +73,24 @@ def gain_text(result: FitResult) -> str:
     )
 
 
+def fall_lines(result: FitResult) -> list[str]:
+    """One line per answer whose figure was seen lower above its failing
+    batch (FitResult.fall_above): a larger batch may fit than it says."""
+    lines = []
+    for letter, answer in zip("abc", ANSWERS, strict=True):
+        fall = result.fall_above(answer)
+        if fall is None:
+            continue
+        source = result.source_of(answer)
+        (b1, f1), (b2, f2) = ((p.batch, p.figure(source) or 0) for p in fall)
+        lines.append(
+            f"({letter}): {f1 / GB:.2f} GB at batch {b1}, but {f2 / GB:.2f} GB at {b2} "
+            f"(the compiler's choices are not monotone in the batch): a batch above "
+            f"{result.batch(answer)} may fit too"
+        )
+    return lines
+
+
 def plot_fit(result: FitResult, path: Path) -> Path:
     probes = sorted(result.probes, key=lambda p: p.batch)
     fig, ax = plt.subplots(figsize=(8, 5))
