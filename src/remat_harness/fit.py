@@ -355,14 +355,6 @@ class Bracket:
         return None if self.fails is None else self.fails - self.fits
 
 
-def _affine_through(p0: Probe, p1: Probe, answer: str, limit: int) -> int | None:
-    """Where the line through two probes' reaches meets `limit` (None: flat
-    or falling)."""
-    (b0, f0), (b1, f1) = ((p.batch, p.reach(answer) or 0) for p in (p0, p1))
-    slope = (f1 - f0) / (b1 - b0)
-    return int(b0 + (limit - f0) / slope) if slope > 0 else None
-
-
 def _crossing(probes: list[Probe], answer: str, limit: int, b: Bracket) -> int | None:
     """Where the answer's figure, taken as affine in the batch through the
     bracket's ends (or the two probes nearest its lower end), reaches
@@ -375,7 +367,9 @@ def _crossing(probes: list[Probe], answer: str, limit: int, b: Bracket) -> int |
         near = sorted(probes, key=lambda p: (abs(p.batch - b.fits), p.batch))[:2]
     if len(near) < 2:
         return None
-    return _affine_through(near[0], near[1], answer, limit)
+    (b0, f0), (b1, f1) = ((p.batch, p.reach(answer) or 0) for p in near)
+    slope = (f1 - f0) / (b1 - b0)
+    return int(b0 + (limit - f0) / slope) if slope > 0 else None
 
 
 def next_batches(
