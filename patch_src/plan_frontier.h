@@ -8,7 +8,9 @@
 // not depend on the budget, the lookup keeps the promises a user reads into
 // the flag, by construction:
 //   - a tighter budget never ends higher;
-//   - a budget is met whenever some usable plan (FrontierRules) meets it;
+//   - a budget is met whenever some usable plan (FrontierRules) meets it:
+//     whenever any plan made meets it, unless the budget lies within the
+//     noise share (1%) below a cheaper usable plan's peak;
 //   - a met budget never spends more than a tighter budget's plan.
 #ifndef XLA_SERVICE_REMAT_PLAN_FRONTIER_H_
 #define XLA_SERVICE_REMAT_PLAN_FRONTIER_H_
@@ -51,9 +53,9 @@ std::vector<double> DefaultFrontierShares();
 // a dear point drops the plan that meets some budget; below every point the
 // compute cap bounds what the lowest spends.)
 struct FrontierRules {
-  // A point must lower the start, and every cheaper usable point, by this
-  // share of the start: a smaller gain is within what an allocator's
-  // fragmentation moves.
+  // A point must lower the start by this share of the start, and every
+  // cheaper usable point by this share of that point's peak: a smaller gain
+  // is within what an allocator's fragmentation moves.
   double min_useful_reduction = 0.01;
   // Extra FLOPs this close are as good as equal: a point lowering a cheaper
   // usable point by less than the share above is still usable when it costs
