@@ -135,6 +135,30 @@ def test_a_fit_above_a_failure_is_the_answer():
     assert (brackets["without"].fits, brackets["without"].fails) == (2561, 2824)
 
 
+def test_a_plan_of_any_cost_within_the_cap_answers_b():
+    # DenseNet-121 f32 for a100_sxm_40: the capped search ends at 40.68 GB at
+    # batch 1462 where the uncapped one has 39.68 GB at +5.3%, for a 40.02
+    # GB budget and a 10% cap. (b) is then 1462 with (c)'s flags; a plan of
+    # (c) over the cap is not (b)'s.
+    card = Card("a100_sxm_40", 40_020 * MIB, 0, 0)
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    far = 90_000 * MIB
+    result.probes = [
+        Probe(1454, far, 39_900 * MIB, 0.04, 39_900 * MIB, 39_900 * MIB, 0.04, 39_900 * MIB),
+        Probe(1462, far, 40_680 * MIB, 0.039, 40_680 * MIB, 39_680 * MIB, 0.053, 39_680 * MIB),
+        Probe(1470, far, 40_700 * MIB, 0.039, 40_700 * MIB, 39_950 * MIB, 0.12, 39_950 * MIB),
+        Probe(1490, far, 41_000 * MIB, 0.04, 41_000 * MIB, 40_500 * MIB, 0.12, 40_500 * MIB),
+    ]
+    result.brackets = {name: Bracket() for name in ANSWERS}
+    update(result.brackets, result.probes, card.budget_bytes)
+    answers = result.to_json()["answers"]
+    assert result.brackets["capped"].fits == 1454
+    assert (answers["capped"]["batch"], answers["capped"]["plans_of"]) == (1462, "any_cost")
+    assert answers["capped"]["extra_flops"] == 0.053
+    assert "max_extra_flops=none" in answers["capped"]["xla_flags"]
+    assert (answers["any_cost"]["batch"], answers["any_cost"]["plans_of"]) == (1470, "any_cost")
+
+
 def test_a_figure_seen_lower_above_the_failing_batch_is_said():
     # MobileNetV2 in bf16 for a100_sxm_40, any cost: 40.80 GB at 4923 (the
     # smallest failing batch), 40.06 GB at 5003, for a 40.02 GB budget.
@@ -142,7 +166,7 @@ def test_a_figure_seen_lower_above_the_failing_batch_is_said():
     result = FitResult(ModelSource("m:b"), card, "path", 0.1, 0.01)
     figures = {4883: 39_100, 4923: 40_800, 5003: 40_060, 5200: 42_000}
     result.probes = [
-        Probe(b, 10 * f * MIB, 10 * f * MIB, 0.0, 10 * f * MIB, f * MIB, 0.1, f * MIB)
+        Probe(b, 10 * f * MIB, 10 * f * MIB, 0.0, 10 * f * MIB, f * MIB, 0.3, f * MIB)
         for b, f in figures.items()
     ]
     result.brackets = {name: Bracket() for name in ANSWERS}
@@ -156,7 +180,7 @@ def test_a_figure_seen_lower_above_the_failing_batch_is_said():
     assert len(lines) == 1 and lines[0].startswith("(c): ") and "above 4883 may fit" in lines[0]
     # Rising above the failing batch: nothing to say.
     far = 410_000 * MIB
-    result.probes[2] = Probe(5003, far, far, 0.0, far, 41_000 * MIB, 0.1, 41_000 * MIB)
+    result.probes[2] = Probe(5003, far, far, 0.0, far, 41_000 * MIB, 0.3, 41_000 * MIB)
     update(result.brackets, result.probes, card.budget_bytes)
     assert result.batch("any_cost") == 4883
     assert fall_lines(result) == []

@@ -452,22 +452,41 @@ class FitResult:
         update(result.brackets, result.probes, result.card.budget_bytes)
         return result
 
-    def source_of(self, answer: str) -> str:
-        """The answer whose plans give this one: each answer includes those
-        before it in ANSWERS. A batch that fits without the pass fits with
-        it (the budget is met before any plan), and "any cost" includes the
-        plans within the cap: where the capped search fitted a larger batch
-        than the uncapped one (its frontier's aims are coarser near the
-        budget: MobileNetV2 in bf16 for h100_sxm, 9956 capped against 9951),
-        (c) is (b)'s batch with (b)'s flags. So (a) <= (b) <= (c) whatever
-        the figures do between the probes."""
-        candidates = ANSWERS[: ANSWERS.index(answer) + 1]
+    def _choice(self, answer: str) -> tuple[str, int]:
+        """(the answer whose plans and flags give this one, its batch). Each
+        answer includes those before it in ANSWERS: a batch that fits
+        without the pass fits with it (the budget is met before any plan),
+        and "any cost" includes the plans within the cap (the capped search
+        can fit a larger batch than the uncapped one, whose frontier's aims
+        are coarser near the budget: MobileNetV2 in bf16 for h100_sxm, 9956
+        capped against 9951). And "within the cap" includes every plan of
+        "any cost" that fits within it: the capped search is another search,
+        and can miss a plan the uncapped one makes for less than the cap
+        (DenseNet-121 f32 for a100_sxm_40 at batch 1462: 40.68 GB capped,
+        39.68 GB at +5.3% uncapped, for 40.02 GB). So (a) <= (b) <= (c)
+        whatever the figures do between the probes."""
+        own = ANSWERS.index(answer)
         # Ties go to the answer itself (its own flags), then the nearest.
-        return max(reversed(candidates), key=lambda name: self.brackets[name].fits)
+        candidates = [(name, self.brackets[name].fits) for name in ANSWERS[own::-1]]
+        if answer == "capped":
+            limit = self.card.budget_bytes
+            within = [
+                p.batch
+                for p in self.probes
+                if p.any_cost_bytes is not None
+                and p.any_cost_bytes <= limit
+                and (p.any_cost_extra or 0.0) <= self.max_extra_flops
+            ]
+            candidates.append(("any_cost", max(within, default=0)))
+        return max(candidates, key=lambda c: c[1])
+
+    def source_of(self, answer: str) -> str:
+        """The answer whose plans and flags give this one (_choice)."""
+        return self._choice(answer)[0]
 
     def batch(self, answer: str) -> int:
         """The answer's largest batch that fits (0: not even batch 1)."""
-        return self.brackets[self.source_of(answer)].fits
+        return self._choice(answer)[1]
 
     def answer(self, answer: str) -> Probe | None:
         """The probe at the answer's batch (None: not even batch 1 fits)."""
