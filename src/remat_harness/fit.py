@@ -493,25 +493,26 @@ class FitResult:
         batch = self.batch(answer)
         return next((p for p in self.probes if p.batch == batch), None)
 
-    def fall_above(self, answer: str) -> tuple[Probe, Probe] | None:
+    def fall_above(self, answer: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
         """Where the answer's figure was seen lower above its smallest
         failing batch than at it, by more than the search's 1% of the
         budget: the figure is not monotone there, and a larger batch may fit
         than the answer says (MobileNetV2 in bf16 for a100_sxm_40, any cost:
-        40.80 GB at 4923, 40.06 GB at 5003, for 40.02 GB). The failing batch
-        and the lowest figure above it; None where none was seen."""
+        40.80 GB at 4923, 40.06 GB at 5003, for 40.02 GB). (batch, bytes) of
+        the failing batch and of the lowest figure above it; None where none
+        was seen."""
         source = self.source_of(answer)
         fails = self.brackets[source].fails
-        at = {p.batch: p for p in self.probes if p.figure(source) is not None}
+        at = {p.batch: f for p in self.probes if (f := p.figure(source)) is not None}
         if fails is None or fails not in at:
             return None
-        first = at[fails]
-        above = [p for b, p in at.items() if b > fails]
-        lowest = min(above, key=lambda p: p.figure(source) or 0, default=None)
+        lowest = min(
+            ((b, f) for b, f in at.items() if b > fails), key=lambda bf: bf[1], default=None
+        )
         noise = DEFAULT_PRECISION * self.card.budget_bytes
-        if lowest is None or (first.figure(source) or 0) - (lowest.figure(source) or 0) <= noise:
+        if lowest is None or at[fails] - lowest[1] <= noise:
             return None
-        return first, lowest
+        return (fails, at[fails]), lowest
 
     def to_json(self) -> dict:
         answers = {}
@@ -536,7 +537,7 @@ class FitResult:
                     # [batch, bytes] of the smallest failing batch and of a
                     # larger one seen lower: a larger batch may fit
                     # (fall_above); None where none was seen.
-                    "fell_above": _fall_json(self.fall_above(name), source),
+                    "fell_above": _as_lists(self.fall_above(name)),
                 }
             )
         return {
@@ -550,10 +551,8 @@ class FitResult:
         }
 
 
-def _fall_json(fall: tuple[Probe, Probe] | None, source: str) -> list | None:
-    if fall is None:
-        return None
-    return [[p.batch, p.figure(source)] for p in fall]
+def _as_lists(fall: tuple[tuple[int, int], ...] | None) -> list[list[int]] | None:
+    return None if fall is None else [list(pair) for pair in fall]
 
 
 def xla_flags_for(result: FitResult, answer: str) -> str:

@@ -81,8 +81,7 @@ def fall_lines(result: FitResult) -> list[str]:
         fall = result.fall_above(answer)
         if fall is None:
             continue
-        source = result.source_of(answer)
-        (b1, f1), (b2, f2) = ((p.batch, p.figure(source) or 0) for p in fall)
+        (b1, f1), (b2, f2) = fall
         lines.append(
             f"({letter}): {f1 / GB:.2f} GB at batch {b1}, but {f2 / GB:.2f} GB at {b2} "
             f"(the compiler's choices are not monotone in the batch): a batch above "
