@@ -46,6 +46,12 @@ void FusedComputationRecycler::Release(HloComputation* fused) {
   spares_[known->second].emplace(fused->unique_id(), fused);
 }
 
+const HloComputation* FusedComputationRecycler::OriginalOf(
+    const HloComputation* fused) const {
+  auto known = copy_of_.find(fused);
+  return known == copy_of_.end() ? nullptr : known->second;
+}
+
 int FusedComputationRecycler::spare_count() const {
   int count = 0;
   for (const auto& [body, free] : spares_) count += free.size();

@@ -38,6 +38,10 @@ class FusedComputationRecycler {
   // clone of the same fusion. Other computations are ignored.
   void Release(HloComputation* fused);
 
+  // The original fused computation `fused` is a copy of (clones of clones
+  // map to the first original); null when this recycler made no such copy.
+  const HloComputation* OriginalOf(const HloComputation* fused) const;
+
   // Spare computations waiting for a clone (for tests).
   int spare_count() const;
 

@@ -72,6 +72,17 @@ TEST_F(FusedComputationRecyclerTest, ARemovedClonesBodyServesTheNextClone) {
   EXPECT_TRUE(Verifies());
 }
 
+TEST_F(FusedComputationRecyclerTest, EveryCopyNamesTheFirstOriginal) {
+  HloInstruction* first = AddClone(*fusion_);
+  HloInstruction* second = AddClone(*first);  // a clone of a clone
+  const HloComputation* body = fusion_->fused_instructions_computation();
+  EXPECT_EQ(recycler_.OriginalOf(first->fused_instructions_computation()),
+            body);
+  EXPECT_EQ(recycler_.OriginalOf(second->fused_instructions_computation()),
+            body);
+  EXPECT_EQ(recycler_.OriginalOf(body), nullptr);  // made by no recycler
+}
+
 TEST_F(FusedComputationRecyclerTest, SparesGoOutInTheOrderTheyWereMade) {
   // Clones come back in a hash set's order; which spare a clone takes must
   // not depend on it (its name is in the output).

@@ -35,13 +35,6 @@ namespace remat {
 
 namespace {
 
-// What the plan leaves: producers no use is left for, and the order of
-// the computation with the clones and copies at their slots.
-struct FinalOrder {
-  absl::flat_hash_set<const HloInstruction*> dead;
-  HloInstructionSequence sequence;
-};
-
 HloInstruction* BitcastOf(PlannerState& state, HloInstruction* clone,
                           const Shape& shape, int slot) {
   const std::string shape_text = ShapeUtil::HumanStringWithLayout(shape);
@@ -479,6 +472,26 @@ absl::flat_hash_set<const HloInstruction*> UnreadInstructions(
   return dead;
 }
 
+// The FLOPs of the runs in `unread`: a value's producer as the table counts
+// it (a clone carries its original's), anything else by the cost analysis.
+double FlopsOfRuns(const PlannerState& state,
+                   const absl::flat_hash_set<const HloInstruction*>& unread) {
+  absl::flat_hash_map<const HloInstruction*, double> flops_of;
+  for (const Value& v : state.values().all()) {
+    if (unread.contains(v.producer)) flops_of[v.producer] = v.flops;
+  }
+  double flops = 0;
+  for (const HloInstruction* instruction : unread) {
+    auto known = flops_of.find(instruction);
+    flops += known != flops_of.end()
+                 ? known->second
+                 : RecomputeFlops(state.costs(), *instruction);
+  }
+  return flops;
+}
+
+}  // namespace
+
 FinalOrder ComputeFinalOrder(const PlannerState& state) {
   const MoveLog::InstructionSet& taken_back = state.moves().taken_back();
   FinalOrder order;
@@ -516,26 +529,6 @@ FinalOrder ComputeFinalOrder(const PlannerState& state) {
   }
   return order;
 }
-
-// The FLOPs of the runs in `unread`: a value's producer as the table counts
-// it (a clone carries its original's), anything else by the cost analysis.
-double FlopsOfRuns(const PlannerState& state,
-                   const absl::flat_hash_set<const HloInstruction*>& unread) {
-  absl::flat_hash_map<const HloInstruction*, double> flops_of;
-  for (const Value& v : state.values().all()) {
-    if (unread.contains(v.producer)) flops_of[v.producer] = v.flops;
-  }
-  double flops = 0;
-  for (const HloInstruction* instruction : unread) {
-    auto known = flops_of.find(instruction);
-    flops += known != flops_of.end()
-                 ? known->second
-                 : RecomputeFlops(state.costs(), *instruction);
-  }
-  return flops;
-}
-
-}  // namespace
 
 double PlanExtraFlops(const PlannerState& state) {
   return state.moves().KeptFlops() -
@@ -733,8 +726,12 @@ absl::Status DropTakenBack(PlannerState& state) {
 }
 
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
+  return PlannedCopy(state, ComputeFinalOrder(state));
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(
+    PlannerState& state, const FinalOrder& order) {
   HloComputation* const computation_in_plan = state.computation();
-  const FinalOrder order = ComputeFinalOrder(state);
   // Cloning verifies the schedule, which must name every instruction: the
   // planned order, then what is about to go (users last). Materialize sets
   // the real order.

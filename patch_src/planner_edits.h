@@ -11,9 +11,12 @@
 
 #include <memory>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/planner_values.h"
 
@@ -46,9 +49,20 @@ absl::Status DropTakenBack(PlannerState& state);
 // every use from), which the written module no longer has.
 double PlanExtraFlops(const PlannerState& state);
 
+// What the plan in hand leaves: the producers no use is left for, and the
+// order of the computation with the clones and copies at their slots.
+struct FinalOrder {
+  absl::flat_hash_set<const HloInstruction*> dead;
+  HloInstructionSequence sequence;
+};
+FinalOrder ComputeFinalOrder(const PlannerState& state);
+
 // A copy of the module with the plan applied (same names, the planned
-// order), for judging the plan before it is applied.
+// order), for judging the plan before it is applied. `order` must be
+// ComputeFinalOrder of the plan in hand.
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state);
+absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state,
+                                                       const FinalOrder& order);
 
 // Applies the plan to the module: removes what it leaves unused, sets the
 // planned order and adds the control edges the plan needs.

@@ -152,6 +152,7 @@ class PlannerState {
   const PlannerResult& result() const { return result_; }
   // Where clones of fusions get their fused computations.
   FusedComputationRecycler& recycler() { return recycler_; }
+  const FusedComputationRecycler& recycler() const { return recycler_; }
 
   // The slot the sweep is at: clones placed now are pinned after it.
   int sweep_slot() const { return sweep_slot_; }

@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/plan_comparison.h"
 #include "xla/service/remat/plan_recipe.h"
+#include "xla/service/remat/plan_signature.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
@@ -250,6 +252,28 @@ class Planner {
   absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy() {
     return remat::PlannedCopy(state_);
   }
+  // The plan in hand as the judge sees it (plan_signature.h), and its copy.
+  FinalOrder FinalOrderInHand() const { return ComputeFinalOrder(state_); }
+  std::string Signature(const FinalOrder& order) const {
+    return PlanSignature(state_, order);
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(
+      const FinalOrder& order) {
+    return remat::PlannedCopy(state_, order);
+  }
+  // The judge's verdict of every plan judged on this planner, by signature.
+  // Kept across searches: a verdict is of the plan alone, so reading it
+  // here instead of judging again changes no search.
+  absl::flat_hash_map<std::string, PlanVerdict>& verdicts_by_signature() {
+    return verdicts_by_signature_;
+  }
+  // Another planner's verdicts: a signature names slots of the schedule
+  // both planners started from and the order of the computation's
+  // instructions, so it means one plan on either (where the two modules
+  // list their instructions differently, it matches nothing).
+  void AdoptVerdictsOf(Planner& other) {
+    verdicts_by_signature_.merge(other.verdicts_by_signature_);
+  }
   // Whether the plan in hand may be applied (PlannerConfig::applicable;
   // unset: always).
   absl::StatusOr<bool> Applicable(
@@ -371,6 +395,7 @@ class Planner {
   PlanRecipe recipe_;
   absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
   absl::flat_hash_map<PlanKey, PlanOutcome> known_outcomes_;
+  absl::flat_hash_map<std::string, PlanVerdict> verdicts_by_signature_;
   // Where the compute cap left a move out, since the plan in hand started.
   absl::flat_hash_set<int> capped_slots_;
   // Changes with every move a sweep keeps, and between sweeps: a move
@@ -1018,10 +1043,19 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   // allocated until the computation's Cleanup: a plan made after this
   // cannot reuse their addresses.)
   TF_RETURN_IF_ERROR(planner_.DropTakenBack());
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
-                      planner_.PlannedCopy());
-  TF_ASSIGN_OR_RETURN(PlanVerdict verdict, config_.keep_plan(*planned));
-  planner_.add_judge_seconds(SecondsSince(judging));
+  const FinalOrder order = planner_.FinalOrderInHand();
+  std::string signature = planner_.Signature(order);
+  PlanVerdict verdict;
+  if (auto known = planner_.verdicts_by_signature().find(signature);
+      known != planner_.verdicts_by_signature().end()) {
+    verdict = known->second;
+  } else {
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
+                        planner_.PlannedCopy(order));
+    TF_ASSIGN_OR_RETURN(verdict, config_.keep_plan(*planned));
+    planner_.verdicts_by_signature().emplace(std::move(signature), verdict);
+    planner_.add_judge_seconds(SecondsSince(judging));
+  }
   judged_ = true;
   judged_revision_ = planner_.plan_revision();
   judged_verdict_ = verdict;
@@ -1604,9 +1638,12 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     for (int lane = 0; lane < lanes; ++lane) {
       busy += finished.busy_seconds[lane];
       if (!finished.workers[lane].has_value()) continue;
-      const Planner& counted = (*finished.workers[lane])->planner();
+      Planner& counted = (*finished.workers[lane])->planner();
       judged += counted.judge_seconds();
       planner.AddCountsOf(counted);
+      // The raises and the chosen plan made again come back to the lanes'
+      // plans.
+      planner.AdoptVerdictsOf(counted);
     }
     const double share =
         busy > 0 ? std::min(1.0, SecondsSince(started) / busy) : 1.0;
