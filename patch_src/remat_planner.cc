@@ -43,6 +43,7 @@
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
 #include "xla/service/remat/planner_values.h"
+#include "xla/service/remat/ranked_shortlist.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/score_dependencies.h"
 #include "xla/tsl/platform/errors.h"
@@ -356,6 +357,10 @@ class Planner {
   struct Shortlist {
     std::vector<int> values;
     bool current = false;
+    // Their candidates ranked (ranked_shortlist.h) at the first refusal
+    // since they were listed.
+    RankedShortlist ranked;
+    bool heaped = false;
   };
   // The best candidate at `slot`, not of a value in `rejected` nor refused
   // in the plan's state; null if none. Scans every active value, unless
@@ -436,7 +441,7 @@ const Candidate* Planner::BestCandidate(
   double best_score = -1;
   auto consider = [&](int index) {
     for (const Candidate& candidate : scores[index].candidates) {
-      const double score = static_cast<double>(candidate.gain) / candidate.cost;
+      const double score = CandidateScore(candidate);
       if (score > best_score) {
         best_score = score;
         winner = &candidate;
@@ -444,10 +449,14 @@ const Candidate* Planner::BestCandidate(
     }
   };
   if (shortlist.current) {
-    for (int index : shortlist.values) {
-      if (!rejected.contains(index)) consider(index);
+    // Refusals are for the rest of the slot (LowerSlot's `rejected`).
+    if (!shortlist.heaped) {
+      shortlist.ranked.Rank(shortlist.values, scores);
+      shortlist.heaped = true;
     }
-    return winner;
+    const std::optional<ShortlistPick> pick = shortlist.ranked.Best(rejected);
+    if (!pick.has_value()) return nullptr;
+    return &scores[pick->value].candidates[pick->candidate];
   }
   ValueTable& values = state_.values();
   const LivenessModel& liveness = state_.liveness();
@@ -458,6 +467,7 @@ const Candidate* Planner::BestCandidate(
       [&](const Value& value) { return liveness.End(value.buffer) < slot; });
   shortlist.values.clear();
   shortlist.current = true;
+  shortlist.heaped = false;
   for (int index : values.active()) {
     if (rejected.contains(index)) continue;
     if (Score(state_, index, slot, scores[index])) {
