@@ -285,8 +285,16 @@ class Planner {
     return check(*planned);
   }
   absl::Status DropTakenBack() { return remat::DropTakenBack(state_); }
-  // As the written module runs them: runs left without a reader go.
-  double kept_flops() const { return PlanExtraFlops(state_); }
+  // As the written module runs them: runs left without a reader go. Kept
+  // for the plan in hand: a search asks again of the same plan, and
+  // finding what it leaves unread walks every value the planner made.
+  double kept_flops() const {
+    if (kept_flops_revision_ != plan_revision()) {
+      kept_flops_ = PlanExtraFlops(state_);
+      kept_flops_revision_ = plan_revision();
+    }
+    return kept_flops_;
+  }
   // As the compute cap counts them: each move's own FLOPs.
   double move_flops() const { return state_.moves().KeptFlops(); }
   // Equal for the same plan in hand (move_log.h).
@@ -401,6 +409,9 @@ class Planner {
   absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
   absl::flat_hash_map<PlanKey, PlanOutcome> known_outcomes_;
   absl::flat_hash_map<std::string, PlanVerdict> verdicts_by_signature_;
+  // kept_flops() of the plan revision `kept_flops_revision_`.
+  mutable double kept_flops_ = 0;
+  mutable int64_t kept_flops_revision_ = -1;
   // Where the compute cap left a move out, since the plan in hand started.
   absl::flat_hash_set<int> capped_slots_;
   // Changes with every move a sweep keeps, and between sweeps: a move
