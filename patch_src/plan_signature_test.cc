@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "absl/strings/string_view.h"
+#include "absl/strings/str_replace.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_scoring.h"
@@ -17,21 +17,16 @@ namespace remat {
 namespace {
 
 // kLateUse with `a` a fusion: its clones call copies of `fused_exp`.
-constexpr absl::string_view kFusedLateUse = R"(
-HloModule fused_late_use, is_scheduled=true
-fused_exp {
-  x = f32[256,256]{1,0} parameter(0)
-  ROOT e = f32[256,256]{1,0} exponential(x)
+std::string FusedLateUse() {
+  return absl::StrReplaceAll(
+      kLateUse, {{"ENTRY main {",
+                  "fused_exp {\n"
+                  "  x = f32[256,256]{1,0} parameter(0)\n"
+                  "  ROOT e = f32[256,256]{1,0} exponential(x)\n"
+                  "}\n"
+                  "ENTRY main {"},
+                 {"exponential(p)", "fusion(p), kind=kLoop, calls=fused_exp"}});
 }
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} fusion(p), kind=kLoop, calls=fused_exp
-  b = f32[256,256]{1,0} tanh(a)
-  c = f32[256,256]{1,0} exponential(b)
-  d = f32[256,256]{1,0} tanh(c)
-  e = f32[256,256]{1,0} add(d, c)
-  ROOT r = f32[256,256]{1,0} add(e, a)
-})";
 
 // The recomputation of `a` for the root's late use, scored at `c`.
 class PlanSignatureTest : public PlannerStateTest,
@@ -40,8 +35,8 @@ class PlanSignatureTest : public PlannerStateTest,
   static constexpr int kAt = 3;
 
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(
-        Build(GetParam() ? kFusedLateUse : kLateUse, /*chains=*/false, kAt));
+    const std::string hlo = GetParam() ? FusedLateUse() : std::string(kLateUse);
+    ASSERT_NO_FATAL_FAILURE(Build(hlo, /*chains=*/false, kAt));
     int horizon = state_->slot_count();
     ScoreReads reads;
     ASSERT_TRUE(EvaluateRecompute(*state_, Index("a"), kAt,
