@@ -102,6 +102,34 @@ def test_small_model_compiles_deviceless(tmp_path):
     assert report["buffer_assignment_before_bytes"] >= report["heap_sim_before_bytes"] // 2
 
 
+def test_a_module_path_ending_in_pb_gets_the_binary_proto(tmp_path):
+    """What another XLA build compiles backend-only (scripts/fit_gpu_check.py):
+    the same module as the text, its schedule included."""
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    src = tmp_path / "small.hlo"
+    src.write_text(SMALL_MODEL)
+    base_pb, base_text, after_pb = (tmp_path / n for n in ("base.pb", "base.hlo", "after.pb"))
+    gpu = ["--platform", "gpu", "--gpu-target", TARGET, "--baseline-out", str(base_pb)]
+    run = run_hlo_remat(src, gpu, tmp_path / "pb.json", output=after_pb)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rc, _, stderr = gpu_run(src, tmp_path, "--baseline-out", str(base_text))
+    assert rc == 0, stderr[-2000:]
+    base = hlo_pb2.HloModuleProto.FromString(base_pb.read_bytes())
+    after = hlo_pb2.HloModuleProto.FromString(after_pb.read_bytes())
+    names = [i.name for c in base.computations for i in c.instructions]
+    text = base_text.read_text()
+    assert len(names) == text.count(" = "), "every instruction of the text, no more"
+    assert all(f"%{name} = " in text for name in names)
+    entry = next(c for c in base.computations if c.id == base.entry_computation_id)
+    by_id = {i.id: i.name for i in entry.instructions}
+    scheduled = [by_id[i] for i in base.schedule.sequences[entry.id].instruction_ids]
+    entry_text = text[text.index("ENTRY") :]
+    printed = sorted(by_id.values(), key=lambda name: entry_text.index(f"%{name} = "))
+    assert scheduled == printed, "the entry's schedule, as the text prints it"
+    assert after.name == base.name and after.schedule.sequences
+
+
 def test_explain_peak_shows_the_gpu_modules_with_what_the_gpu_allocates(tmp_path):
     src = tmp_path / "small.hlo"
     src.write_text(SMALL_MODEL)

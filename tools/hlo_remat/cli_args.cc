@@ -29,7 +29,8 @@ struct OptionDoc {
 };
 
 constexpr OptionDoc kOptions[] = {
-    {"-o", "OUT.hlo", "not written", "write the module after the pass"},
+    {"-o", "OUT.hlo", "not written",
+     "write the module after the pass (OUT.pb: as a binary HloModuleProto)"},
     {"--report", "OUT.json", "stdout", "write the JSON report here"},
     {"--dump-dir", "DIR", "none",
      "where the dump_dot and dump_memlog flags write"},
@@ -49,7 +50,8 @@ constexpr OptionDoc kOptions[] = {
     {"--gpu-target-file", "F", "none",
      "a GpuTargetConfigProto text file instead of --gpu-target"},
     {"--baseline-out", "F", "not written",
-     "gpu: write the same pipeline's module without the pass"},
+     "gpu: write the same pipeline's module without the pass (F.pb: as a "
+     "binary HloModuleProto)"},
     {"--wheel-reference-out", "F", "not written",
      "gpu: write the wheel's own compile of IN and report its figures"},
     {"--gpu-autotune-results", "F", "none",

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,6 +15,7 @@
 #include "engine_channel.h"
 #include "gpu_pipeline.h"
 #include "gpu_target.h"
+#include "module_output.h"
 #include "peak_breakdown.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/parser/hlo_parser.h"
@@ -27,14 +27,6 @@
 
 namespace hlo_remat {
 namespace {
-
-absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write"));
-  return absl::OkStatus();
-}
 
 absl::Status CheckValid(xla::HloModule* module) {
   xla::HloVerifier verifier(/*layout_sensitive=*/true,
@@ -57,7 +49,7 @@ absl::StatusOr<xla::remat::WheelReferenceFigures> WheelReference(
   std::filesystem::remove_all(dump_dir);
   TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::HloModule> reference,
                       pipeline.WheelReference(std::move(input), dump_dir));
-  TF_RETURN_IF_ERROR(WriteText(out_path, reference->ToString()));
+  TF_RETURN_IF_ERROR(WriteModule(out_path, *reference));
   TF_ASSIGN_OR_RETURN(int64_t peak, pipeline.HeapSimulatorPeak(*reference));
   TF_ASSIGN_OR_RETURN(BufferAssignmentFigures assigned,
                       pipeline.AssignBuffers(*reference));
@@ -209,7 +201,7 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   TF_RETURN_IF_ERROR(pipeline.RunPostScheduling(
       baseline.get(), scheduled.scheduler_mem_limit, /*extra_pass=*/nullptr));
   if (!args.baseline_out.empty()) {
-    TF_RETURN_IF_ERROR(WriteText(args.baseline_out, baseline->ToString()));
+    TF_RETURN_IF_ERROR(WriteModule(args.baseline_out, *baseline));
   }
 
   xla::HloModule* optimized = scheduled.module.get();
@@ -241,7 +233,7 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
                                     args.explain_peak_top));
   }
   if (!args.output.empty()) {
-    TF_RETURN_IF_ERROR(WriteText(args.output, optimized->ToString()));
+    TF_RETURN_IF_ERROR(WriteModule(args.output, *optimized));
   }
   if (input != nullptr) {
     TF_ASSIGN_OR_RETURN(report.gpu_pipeline->wheel_reference,

@@ -33,6 +33,7 @@
 #include "gpu_target.h"
 #include "hlo_remat_build.h"
 #include "input_check.h"
+#include "module_output.h"
 #include "numerics_check.h"
 #include "peak_breakdown.h"
 #include "step_time.h"
@@ -202,8 +203,9 @@ int Run(CliArgs& args) {
     hlo_remat::WriteUserMessage(
         explained + hlo_remat::FormatPeakBreakdown(*after, "after"));
   }
-  if (!args.output.empty() && !WriteFile(args.output, module->ToString())) {
-    return Fail(2, absl::StrCat(args.output, ": cannot write"));
+  if (!args.output.empty()) {
+    absl::Status written = hlo_remat::WriteModule(args.output, *module);
+    if (!written.ok()) return Fail(2, written.message());
   }
   const std::string json = report->ToJson();
   if (args.report.empty()) {
