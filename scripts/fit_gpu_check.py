@@ -107,7 +107,7 @@ def _start_jax(limit: int, total: int):  # noqa: ANN202 - jax is not installed h
     return jax
 
 
-def _run_loaded(jax, exe, device, record: dict) -> None:  # noqa: ANN001
+def _run_loaded(exe, device, record: dict) -> None:  # noqa: ANN001 - jax objects
     """Reads the executable's buffer assignment and runs it once on zeros."""
     import jax.numpy as jnp
 
@@ -153,7 +153,7 @@ def run(limit: int, protos: list[Path]) -> None:
         mlir = xc._xla.mlir.hlo_to_stablehlo(path.read_bytes())
         exe = device.client.compile_and_load(mlir, xc.DeviceList((device,)), xc.CompileOptions())
         record["compile_s"] = round(time.monotonic() - start, 1)
-        _run_loaded(jax, exe, device, record)
+        _run_loaded(exe, device, record)
         print(json.dumps(record), flush=True)
 
 
@@ -294,7 +294,7 @@ def run_one(executable: Path, limit: int, total: int) -> dict:
         )
     except TypeError:
         exe = device.client.deserialize_executable(executable.read_bytes(), [device], None)
-    _run_loaded(jax, exe, device, record)
+    _run_loaded(exe, device, record)
     return record
 
 
