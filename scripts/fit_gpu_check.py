@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks `remat-harness fit`'s answers on a real GPU.
+"""Checks `remat-harness fit`'s answers without the pass on a real GPU.
 
 Two halves, because the GPU machine has JAX and no TensorFlow:
 
@@ -13,18 +13,8 @@ Two halves, because the GPU machine has JAX and no TensorFlow:
 card's memory less TF's reserve, fit.json's budget_bytes plus its margin),
 compiles each step, reads its buffer assignment, and runs it once on zeros:
 one JSON line per step, saying whether it ran or ran out of memory. The pass
-is not in JAX's XLA, so `run` checks the answers without it only.
-
-`prepare-compiled` and `run-compiled` check the prediction itself, with the
-pass and without it: TensorFlow 2.21's XLA compiles the step here,
-deviceless, exactly as `fit` predicts it (`hlo-remat --baseline-out` for the
-step without the pass, `-o` with it, as HloModuleProtos), and the GPU
-machine compiles that module backend-only through the CUDA PJRT plugin
-(pjrt_backend_only.py) and runs it under the same allocator limit:
-
-    python scripts/fit_gpu_check.py prepare-compiled --model models.fit_examples:resnet50 \\
-        --gpu h100_sxm --without 1443,1444 --with 3505,3506 --out gpu_check
-    python scripts/fit_gpu_check.py run-compiled gpu_check   # on the GPU machine
+is not in JAX's XLA, so this checks the answers without it only
+(fit_gpu_check_backend_only.py runs TF 2.21's own compile, pass included).
 """
 
 from __future__ import annotations
@@ -36,7 +26,6 @@ import re
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -81,7 +70,7 @@ def _parameters(text: str) -> list[tuple[str, tuple[int, ...]]]:
     ]
 
 
-def _device_total_bytes() -> int:
+def device_total_bytes() -> int:
     """The GPU's memory as CUDA reports it (what the allocator's memory
     fraction is a share of), without starting JAX's client."""
     probe = "import torch; print(torch.cuda.mem_get_info()[1])"
@@ -97,7 +86,7 @@ def _device_total_bytes() -> int:
     return int(smi.stdout.split()[0]) << 20
 
 
-def _start_jax(limit: int, total: int):  # noqa: ANN202 - jax is not installed here
+def start_jax(limit: int, total: int):  # noqa: ANN201 - jax is not installed here
     """JAX with its allocator holding `limit` bytes, as TensorFlow's would."""
     os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "true"
     os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{limit / total:.6f}"
@@ -107,7 +96,7 @@ def _start_jax(limit: int, total: int):  # noqa: ANN202 - jax is not installed h
     return jax
 
 
-def _run_loaded(exe, device, record: dict) -> None:  # noqa: ANN001 - jax objects
+def run_loaded(exe, device, record: dict) -> None:  # noqa: ANN001 - jax objects
     """Reads the executable's buffer assignment and runs it once on zeros."""
     import jax.numpy as jnp
 
@@ -143,7 +132,7 @@ def _run_loaded(exe, device, record: dict) -> None:  # noqa: ANN001 - jax object
 
 
 def run(limit: int, protos: list[Path]) -> None:
-    jax = _start_jax(limit, _device_total_bytes())
+    jax = start_jax(limit, device_total_bytes())
     from jax._src.lib import xla_client as xc
 
     device = jax.devices()[0]
@@ -153,209 +142,8 @@ def run(limit: int, protos: list[Path]) -> None:
         mlir = xc._xla.mlir.hlo_to_stablehlo(path.read_bytes())
         exe = device.client.compile_and_load(mlir, xc.DeviceList((device,)), xc.CompileOptions())
         record["compile_s"] = round(time.monotonic() - start, 1)
-        _run_loaded(exe, device, record)
+        run_loaded(exe, device, record)
         print(json.dumps(record), flush=True)
-
-
-def prepare_compiled(
-    model: str,
-    policy: str,
-    gpu: str,
-    without: list[int],
-    with_pass: list[int],
-    cap: float,
-    disabled_passes: str,
-    out: Path,
-) -> None:
-    """TF 2.21's deviceless compile of the step, as `fit` predicts it: at
-    `without`, the pipeline without the pass; at `with_pass`, with the pass
-    at the card's budget (the plan without a cap where it meets the budget
-    within `cap`, else the capped plan, as `fit` takes (b)). With
-    `disabled_passes` (hlo-remat --gpu-disable-passes) in both: a newer XLA
-    cannot emit TF 2.21's Triton fusions ("Nested fusions are not
-    supported"), so the check compiles the step with its GEMMs on cuBLAS
-    (triton-gemm-rewriter,triton-softmax-rewriter)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-    from remat_harness.engine import MEASURE_ONLY, run_hlo_remat
-    from remat_harness.fit import DEFAULT_ALGORITHM, ModelSource, StepDumps, card_for, pass_flags
-    from remat_harness.gpu import gpu_flags
-
-    card = card_for(gpu)
-    gpu_args = [
-        *gpu_flags(gpu),
-        *(["--gpu-disable-passes", disabled_passes] if disabled_passes else []),
-    ]
-    dumps = StepDumps(ModelSource(model, policy))
-    out.mkdir(parents=True, exist_ok=True)
-    steps = []
-    try:
-        for batch in without:
-            module = out / f"without_b{batch}.pb"
-            flags = [*gpu_args, *MEASURE_ONLY.args(), "--baseline-out", str(module)]
-            run = run_hlo_remat(
-                dumps.hlo(batch), flags, out / f"{module.stem}.json", timeout_s=1800
-            )
-            if run.report is None:
-                raise RuntimeError(f"hlo-remat at batch {batch}: {run.stderr[-400:]}")
-            steps.append(
-                {
-                    "step": module.name,
-                    "batch": batch,
-                    "answer": "without",
-                    "predicted": run.report.buffer_assignment_before_bytes,
-                    "extra_flops": 0.0,
-                }
-            )
-            print(json.dumps(steps[-1]), flush=True)
-        for batch in with_pass:
-            module = out / f"with_b{batch}.pb"
-            for limit in (None, cap):
-                flags = [*gpu_args, *pass_flags(card, DEFAULT_ALGORITHM, limit).args()]
-                run = run_hlo_remat(
-                    dumps.hlo(batch),
-                    flags,
-                    out / f"{module.stem}.json",
-                    output=module,
-                    timeout_s=1800,
-                )
-                report = run.report
-                if report is None:
-                    raise RuntimeError(f"hlo-remat at batch {batch}: {run.stderr[-400:]}")
-                if report.budget_met and report.extra_flops_fraction <= cap:
-                    break
-            steps.append(
-                {
-                    "step": module.name,
-                    "batch": batch,
-                    "answer": "with the pass",
-                    "cap": limit,
-                    "predicted": report.allocated("after"),
-                    "extra_flops": report.extra_flops_fraction,
-                    "budget_met": report.budget_met,
-                }
-            )
-            print(json.dumps(steps[-1]), flush=True)
-    finally:
-        dumps.close()
-    manifest = {
-        "model": model,
-        "policy": policy,
-        "gpu": gpu,
-        "disabled_passes": disabled_passes,
-        "budget": card.budget_bytes,
-        "limit": card.budget_bytes + card.margin_bytes,
-        "steps": steps,
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-
-
-def _cuda_plugin() -> str:
-    """The CUDA PJRT plugin JAX loads, its NVIDIA libraries loaded first."""
-    import importlib
-
-    for name in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
-        try:
-            plugin = importlib.import_module(name)
-        except ImportError:
-            continue
-        plugin._load_nvidia_libraries()
-        return str(plugin._get_library_path())
-    raise RuntimeError("no CUDA PJRT plugin (jax_plugins.xla_cuda13/12) installed")
-
-
-def compile_one(module: Path, executable: Path) -> None:
-    """Compiles one module backend-only and writes its executable; says so on
-    stdout before the plugin is unloaded (its teardown is not this check's)."""
-    import faulthandler
-
-    from jax._src.lib import xla_client as xc
-    from pjrt_backend_only import Plugin, backend_only
-
-    faulthandler.enable()  # a crash in the plugin shows where
-    plugin = Plugin(_cuda_plugin(), {"platform_name": "cuda", "preallocate": False})
-    options = backend_only(xc.CompileOptions().SerializeAsString())
-    data = plugin.compile_serialized(module.read_bytes(), options)
-    executable.write_bytes(data)
-    print(json.dumps({"executable_bytes": len(data)}), flush=True)
-    plugin.close()
-    sys.stdout.flush()
-    os._exit(0)
-
-
-def run_one(executable: Path, limit: int, total: int) -> dict:
-    jax = _start_jax(limit, total)
-    from jax._src.lib import xla_client as xc
-
-    device = jax.devices()[0]
-    record: dict = {}
-    try:
-        exe = device.client.deserialize_executable(
-            executable.read_bytes(), xc.DeviceList((device,)), None
-        )
-    except TypeError:
-        exe = device.client.deserialize_executable(executable.read_bytes(), [device], None)
-    _run_loaded(exe, device, record)
-    return record
-
-
-def _child(args: list[str], timeout_s: int) -> tuple[int, dict | None, str]:
-    """Runs this script's subcommand in a fresh process: its exit code, the
-    last JSON line it printed (None if none) and the end of its stderr."""
-    try:
-        done = subprocess.run(
-            [sys.executable, __file__, *args], capture_output=True, text=True, timeout=timeout_s
-        )
-    except subprocess.TimeoutExpired:
-        return 124, None, f"timed out after {timeout_s} s"
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    return done.returncode, json.loads(lines[-1]) if lines else None, done.stderr[-1500:]
-
-
-def run_compiled(folder: Path, workers: int, results: Path) -> None:
-    """Compiles every step of the manifest backend-only (several at once,
-    each in a process of its own), then runs each in a fresh process under
-    the allocator limit TensorFlow would have."""
-    manifest = json.loads((folder / "manifest.json").read_text())
-    limit, total = manifest["limit"], _device_total_bytes()
-    steps = manifest["steps"]
-
-    def build(step: dict) -> tuple[int, dict | None, str, float]:
-        start = time.monotonic()
-        module = folder / step["step"]
-        done = _child(["compile-one", str(module), f"{module}.exe"], 900)
-        return (*done, time.monotonic() - start)
-
-    with ThreadPoolExecutor(workers) as pool:
-        built = list(pool.map(build, steps))
-    with results.open("a") as sink:
-        for step, (code, said, errors, seconds) in zip(steps, built, strict=True):
-            record = {
-                **step,
-                "limit": limit,
-                "device_total": total,
-                "compile_s": round(seconds, 1),
-                "compile_exit": code,
-            }
-            if said is None:
-                record["compile_error"] = " ".join(errors.split())[-800:]
-            else:
-                code, said, errors = _child(
-                    [
-                        "run-one",
-                        f"{folder / step['step']}.exe",
-                        "--limit",
-                        str(limit),
-                        "--total",
-                        str(total),
-                    ],
-                    600,
-                )
-                record.update(
-                    said or {"run_exit": code, "run_error": " ".join(errors.split())[-800:]}
-                )
-            sink.write(json.dumps(record) + "\n")
-            sink.flush()
-            print(json.dumps(record), flush=True)
 
 
 def main() -> int:
@@ -369,53 +157,11 @@ def main() -> int:
     go = sub.add_parser("run")
     go.add_argument("--limit", type=int, required=True)
     go.add_argument("protos", type=Path, nargs="+")
-    comp = sub.add_parser("prepare-compiled")
-    comp.add_argument("--model", required=True)
-    comp.add_argument("--policy", default="float32")
-    comp.add_argument("--gpu", default="h100_sxm")
-    comp.add_argument("--without", default="", help="batches to compile without the pass")
-    comp.add_argument("--with", dest="with_pass", default="", help="batches with the pass")
-    comp.add_argument("--max-extra-flops", type=float, default=0.10)
-    comp.add_argument(
-        "--gpu-disable-passes",
-        default="triton-gemm-rewriter,triton-softmax-rewriter",
-        help="XLA passes off in TF's compile (default: Triton's, which a newer XLA cannot emit)",
-    )
-    comp.add_argument("--out", type=Path, required=True)
-    gone = sub.add_parser("run-compiled")
-    gone.add_argument("folder", type=Path)
-    gone.add_argument("--workers", type=int, default=4)
-    gone.add_argument("--results", type=Path, default=None)
-    one = sub.add_parser("compile-one")
-    one.add_argument("module", type=Path)
-    one.add_argument("executable", type=Path)
-    ran = sub.add_parser("run-one")
-    ran.add_argument("executable", type=Path)
-    ran.add_argument("--limit", type=int, required=True)
-    ran.add_argument("--total", type=int, required=True)
     args = p.parse_args()
-    batches = lambda text: [int(b) for b in text.split(",") if b]  # noqa: E731
     if args.command == "prepare":
-        prepare(args.model, args.policy, batches(args.batches), args.out)
-    elif args.command == "run":
-        run(args.limit, args.protos)
-    elif args.command == "prepare-compiled":
-        prepare_compiled(
-            args.model,
-            args.policy,
-            args.gpu,
-            batches(args.without),
-            batches(args.with_pass),
-            args.max_extra_flops,
-            args.gpu_disable_passes,
-            args.out,
-        )
-    elif args.command == "run-compiled":
-        run_compiled(args.folder, args.workers, args.results or args.folder / "results.jsonl")
-    elif args.command == "compile-one":
-        compile_one(args.module, args.executable)
+        prepare(args.model, args.policy, [int(b) for b in args.batches.split(",") if b], args.out)
     else:
-        print(json.dumps(run_one(args.executable, args.limit, args.total)))
+        run(args.limit, args.protos)
     return 0
 
 
