@@ -185,6 +185,11 @@ def _child(args: list[str], timeout_s: int) -> tuple[int, dict | None, str]:
     return done.returncode, json.loads(lines[-1]) if lines else None, done.stderr[-1500:]
 
 
+def _executable(folder: Path, step: dict) -> str:
+    """Where compile-one writes the step's executable and run-one reads it."""
+    return f"{folder / step['step']}.exe"
+
+
 def run(folder: Path, workers: int, results: Path) -> None:
     """Compiles every step of the manifest backend-only (several at once,
     each in a process of its own), then runs each in a fresh process under
@@ -195,8 +200,7 @@ def run(folder: Path, workers: int, results: Path) -> None:
 
     def build(step: dict) -> tuple[int, dict | None, str, float]:
         start = time.monotonic()
-        module = folder / step["step"]
-        done = _child(["compile-one", str(module), f"{module}.exe"], 900)
+        done = _child(["compile-one", str(folder / step["step"]), _executable(folder, step)], 900)
         return (*done, time.monotonic() - start)
 
     with ThreadPoolExecutor(workers) as pool:
@@ -216,7 +220,7 @@ def run(folder: Path, workers: int, results: Path) -> None:
                 code, said, errors = _child(
                     [
                         "run-one",
-                        f"{folder / step['step']}.exe",
+                        _executable(folder, step),
                         "--limit",
                         str(limit),
                         "--total",

@@ -64,10 +64,18 @@ class _ApiHead(Structure):
     _fields_ = [("struct_size", c_size_t), ("extension_start", c_void_p), ("version", _ApiVersion)]
 
 
+class _Sized(Structure):
+    """An argument struct that states its own size, as the C API asks."""
+
+    def __init__(self, **fields: object) -> None:
+        super().__init__(**fields)
+        self.struct_size = ctypes.sizeof(self)
+
+
 def _args(name: str, fields: list[tuple[str, object]]) -> type[Structure]:
     return type(
         name,
-        (Structure,),
+        (_Sized,),
         {"_fields_": [("struct_size", c_size_t), ("extension_start", c_void_p), *fields, _ROOM]},
     )
 
@@ -185,7 +193,6 @@ class Plugin:
         self._library.GetPjrtApi.restype = c_void_p
         self._api = self._library.GetPjrtApi()
         head = _ApiHead.from_address(self._api)
-        self.version = (head.version.major, head.version.minor)
         needed = _API_HEAD_BYTES + 8 * (max(_ENTRY.values()) + 1)
         if head.struct_size < needed:
             raise PjrtError(f"{library}: PJRT_Api of {head.struct_size} bytes, need {needed}")
@@ -199,15 +206,12 @@ class Plugin:
         return ctypes.c_void_p.from_address(self._api + _API_HEAD_BYTES + 8 * _ENTRY[entry]).value
 
     def _call(self, entry: str, args: Structure) -> None:
-        args.struct_size = ctypes.sizeof(args)
         error = _ENTRY_TYPE(self._entry(entry))(ctypes.addressof(args))
         if error:
             message = _ErrorMessage(error=error)
-            message.struct_size = ctypes.sizeof(message)
             _VOID_ENTRY_TYPE(self._entry("PJRT_Error_Message"))(ctypes.addressof(message))
             text = ctypes.string_at(message.message, message.message_size).decode(errors="replace")
             destroy = _ErrorDestroy(error=error)
-            destroy.struct_size = ctypes.sizeof(destroy)
             _VOID_ENTRY_TYPE(self._entry("PJRT_Error_Destroy"))(ctypes.addressof(destroy))
             raise PjrtError(f"{entry}: {text}")
 
@@ -216,7 +220,6 @@ class Plugin:
         program = _Program(
             code=module_proto, code_size=len(module_proto), format=b"hlo", format_size=3
         )
-        program.struct_size = ctypes.sizeof(program)
         compiled = _ClientCompile(
             client=self._client,
             program=ctypes.addressof(program),

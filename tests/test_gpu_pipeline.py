@@ -103,8 +103,9 @@ def test_small_model_compiles_deviceless(tmp_path):
 
 
 def test_a_module_path_ending_in_pb_gets_the_binary_proto(tmp_path):
-    """What another XLA build compiles backend-only (scripts/fit_gpu_check.py):
-    the same module as the text, its schedule included."""
+    """What another XLA build compiles backend-only
+    (scripts/fit_gpu_check_backend_only.py): the same module as the text, its
+    schedule included."""
     from tensorflow.compiler.xla.service import hlo_pb2
 
     src = tmp_path / "small.hlo"

@@ -10,8 +10,9 @@ namespace hlo_remat {
 
 // Writes `module` to `path`: a binary HloModuleProto (schedule, layouts and
 // backend configs included) where the path ends in ".pb", the form another
-// XLA build compiles backend-only (scripts/fit_gpu_check.py); HLO text
-// otherwise. InvalidArgument names the path when it cannot be written.
+// XLA build compiles backend-only (scripts/fit_gpu_check_backend_only.py);
+// HLO text otherwise. InvalidArgument names the path when it cannot be
+// written.
 absl::Status WriteModule(const std::string& path, const xla::HloModule& module);
 
 }  // namespace hlo_remat
