@@ -725,36 +725,34 @@ absl::Status DropTakenBack(PlannerState& state) {
   return Drop(state, std::move(present));
 }
 
-absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
-  return PlannedCopy(state, ComputeFinalOrder(state));
-}
+namespace {
 
-absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(
-    PlannerState& state, const FinalOrder& order) {
-  HloComputation* const computation_in_plan = state.computation();
-  // Cloning verifies the schedule, which must name every instruction: the
-  // planned order, then what is about to go (users last). Materialize sets
-  // the real order.
+// Sets the planned computation's schedule for copying: cloning verifies it,
+// and it must name every instruction: the planned order, then what is about
+// to go (users last). TrimCopy sets the copy's real order.
+absl::Status ScheduleEverything(PlannerState& state, const FinalOrder& order) {
+  HloComputation* const computation = state.computation();
   HloInstructionSequence everything = order.sequence;
-  for (HloInstruction* instruction :
-       computation_in_plan->MakeInstructionPostOrder()) {
+  for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
     if (state.moves().taken_back().contains(instruction) ||
         order.dead.contains(instruction)) {
       everything.push_back(instruction);
     }
   }
-  state.module()->schedule().set_sequence(computation_in_plan,
-                                          std::move(everything));
+  state.module()->schedule().set_sequence(computation, std::move(everything));
   // Clone CHECK-fails on an invalid schedule: a planner error says so.
-  TF_RETURN_IF_ERROR(state.module()->schedule().Verify());
-  // Clone("") keeps every name, which is how instructions are found again.
-  std::unique_ptr<HloModule> copy = state.module()->Clone("");
-  HloComputation* computation =
-      copy->GetComputationWithName(computation_in_plan->name());
+  return state.module()->schedule().Verify();
+}
+
+// Takes what the plan leaves out of `copy` (made with every name kept) and
+// gives its planned computation the planned order.
+absl::Status TrimCopy(PlannerState& state, const FinalOrder& order,
+                      HloModule* copy) {
+  const absl::string_view name = state.computation()->name();
+  HloComputation* computation = copy->GetComputationWithName(name);
   if (computation == nullptr) {
     return absl::InternalError(
-        absl::StrCat("rematerialization: the planned copy lost ",
-                     computation_in_plan->name()));
+        absl::StrCat("rematerialization: the planned copy lost ", name));
   }
   absl::flat_hash_map<absl::string_view, HloInstruction*> by_name;
   for (HloInstruction* instruction : computation->instructions()) {
@@ -785,6 +783,26 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(
     sequence.push_back(in_copy);
   }
   copy->schedule().set_sequence(computation, std::move(sequence));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
+  const FinalOrder order = ComputeFinalOrder(state);
+  TF_RETURN_IF_ERROR(ScheduleEverything(state, order));
+  // Clone("") keeps every name, which is how instructions are found again.
+  std::unique_ptr<HloModule> copy = state.module()->Clone("");
+  TF_RETURN_IF_ERROR(TrimCopy(state, order, copy.get()));
+  return copy;
+}
+
+absl::StatusOr<JudgingCopy> JudgingCopyOf(PlannerState& state,
+                                          const FinalOrder& order) {
+  TF_RETURN_IF_ERROR(ScheduleEverything(state, order));
+  TF_ASSIGN_OR_RETURN(JudgingCopy copy,
+                      state.judging_copier().Copy(*state.module()));
+  TF_RETURN_IF_ERROR(TrimCopy(state, order, copy.module.get()));
   return copy;
 }
 

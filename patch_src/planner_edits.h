@@ -17,6 +17,7 @@
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/hlo/ir/hlo_schedule.h"
+#include "xla/service/remat/judging_copy.h"
 #include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/planner_values.h"
 
@@ -58,11 +59,12 @@ struct FinalOrder {
 FinalOrder ComputeFinalOrder(const PlannerState& state);
 
 // A copy of the module with the plan applied (same names, the planned
-// order), for judging the plan before it is applied. `order` must be
-// ComputeFinalOrder of the plan in hand.
+// order), for checking the plan before it is applied.
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state);
-absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state,
-                                                       const FinalOrder& order);
+// The same for the judge: its fusions call stand-in bodies (judging_copy.h).
+// `order` must be ComputeFinalOrder of the plan in hand.
+absl::StatusOr<JudgingCopy> JudgingCopyOf(PlannerState& state,
+                                          const FinalOrder& order);
 
 // Applies the plan to the module: removes what it leaves unused, sets the
 // planned order and adds the control edges the plan needs.

@@ -15,11 +15,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/remat_options.h"
 
 namespace xla {
 namespace remat {
@@ -110,9 +112,17 @@ struct PlannerConfig {
   // Judges the finished plan on a copy of the module with it applied,
   // before the module is touched; `keep` false takes every move back, so
   // that the computation comes back as it was given. Unset: every plan is
-  // kept, and no move is taken back but `path`'s chains.
-  std::function<absl::StatusOr<PlanVerdict>(const HloModule& planned)>
+  // kept, and no move is taken back but `path`'s chains. The copy's fusions
+  // call stand-in bodies (judging_copy.h): its figure must be taken with
+  // the `alias_info` given, which answers for them.
+  std::function<absl::StatusOr<PlanVerdict>(const HloModule& planned,
+                                            const AliasInfo* alias_info)>
       keep_plan;
+  // The target's AliasInfo, which the judge's copy answers as for all but
+  // its stand-in bodies; null: XLA's default.
+  const AliasInfo* alias_info = nullptr;
+  // What the judge's copy holds (the figure is the same either way).
+  JudgingCopyKind judging_copy = JudgingCopyKind::kStandInBodies;
   // Set where the plan applied must keep what keep_plan does not check of
   // every point for its cost: after copy insertion, the buffer sharing
   // (live_range_check.h). False: the chosen point is refused and the next

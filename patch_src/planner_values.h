@@ -26,6 +26,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/remat/fused_computation_recycler.h"
+#include "xla/service/remat/judging_copy.h"
 #include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/move_log.h"
 #include "xla/service/remat/planner_liveness.h"
@@ -112,7 +113,11 @@ class PlannerState {
         computation_(computation),
         config_(config),
         size_fn_(size_fn),
-        costs_(costs) {}
+        costs_(costs),
+        judging_copier_(config.alias_info, config.judging_copy,
+                        [this](const HloComputation* fused) {
+                          return recycler_.OriginalOf(fused);
+                        }) {}
 
   // Builds the liveness model and the value table from the computation's
   // schedule.
@@ -153,6 +158,9 @@ class PlannerState {
   // Where clones of fusions get their fused computations.
   FusedComputationRecycler& recycler() { return recycler_; }
   const FusedComputationRecycler& recycler() const { return recycler_; }
+  // Makes the judge's copies (judging_copy.h), keeping what it learnt of
+  // the module's fused computations from one to the next.
+  JudgingCopier& judging_copier() { return judging_copier_; }
 
   // The slot the sweep is at: clones placed now are pinned after it.
   int sweep_slot() const { return sweep_slot_; }
@@ -206,6 +214,7 @@ class PlannerState {
   ScoreReaders score_readers_;
   PlannerResult result_;
   FusedComputationRecycler recycler_;
+  JudgingCopier judging_copier_;
   int sweep_slot_ = 0;
 };
 

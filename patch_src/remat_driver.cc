@@ -79,6 +79,7 @@ PlannerConfig PlannerConfigFor(const RematOptions& options) {
   config.compress =
       a == RematAlgorithm::kCompress || a == RematAlgorithm::kStandardCompress;
   config.chains = a == RematAlgorithm::kPath || a == RematAlgorithm::kOptimal;
+  config.judging_copy = options.judging_copy;
   if (a == RematAlgorithm::kOptimal) {
     config.optimal = OptimalConfig();
     config.optimal->time_limit_seconds = options.optimal_seconds;
@@ -496,10 +497,11 @@ class RematDriver {
   // The planner's tracker and the simulator may disagree (operand buffer
   // reuse, loop state): the plan is judged by the platform's figure before
   // it is applied, against the schedule it started from.
-  absl::StatusOr<PlanVerdict> Judge(const HloModule& planned) const {
+  absl::StatusOr<PlanVerdict> Judge(const HloModule& planned,
+                                    const AliasInfo* alias_info) const {
     TF_ASSIGN_OR_RETURN(
         int64_t peak,
-        MeasureMemory(planned, size_fn_, alias_info_, options_.memory_figure));
+        MeasureMemory(planned, size_fn_, alias_info, options_.memory_figure));
     std::string why = PlanRejection(allocation_scheduled_, peak);
     const bool keep = why.empty();
     return PlanVerdict{keep, peak, std::move(why)};
@@ -594,9 +596,11 @@ class RematDriver {
     // Every algorithm the planner runs answers its budget from the frontier
     // (plan_frontier.h); `optimal` then gives the budget itself to its
     // solver.
-    config.keep_plan = [this](const HloModule& planned) {
-      return Judge(planned);
+    config.keep_plan = [this](const HloModule& planned,
+                              const AliasInfo* alias_info) {
+      return Judge(planned, alias_info);
     };
+    config.alias_info = alias_info_;
     if (check_sharing_) {
       // After copy insertion (the GPU hook) the plan applied must not make
       // two values of one buffer live at once: Verify() would fail the

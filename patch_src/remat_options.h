@@ -29,6 +29,15 @@ enum class RematAlgorithm {
 // recomputations into it.
 enum class RematScheduler { kDefault, kGiven, kPostorder, kDfs, kList };
 
+// What the judge copies of a planned module to take its figure
+// (judging_copy.h).
+enum class JudgingCopyKind {
+  // Each fusion calls a stand-in for its fused computation.
+  kStandInBodies,
+  // Every computation (HloModule::Clone): slower, to check the stand-ins.
+  kWhole,
+};
+
 inline constexpr double kDefaultMaxExtraFlops = 0.25;
 // `optimal`'s solver time: a small step solves in seconds; past it the pass
 // keeps `path`'s plan, so a compile never waits longer.
@@ -78,6 +87,8 @@ struct RematOptions {
   // plans its aims on at once, each with its own copy of the module; 0: one
   // per core, at most kMaxPlanningThreads. The plan does not depend on it.
   int planning_threads = 0;
+  // Not a flag (hlo-remat --judge-whole-copies): what the judge copies.
+  JudgingCopyKind judging_copy = JudgingCopyKind::kStandInBodies;
   // Not a flag (hlo-remat --frontier): where to write the frontier search's
   // points (plan_frontier.h) as JSON; "" writes nothing.
   std::string frontier_path;

@@ -258,9 +258,8 @@ class Planner {
   std::string Signature(const FinalOrder& order) const {
     return PlanSignature(state_, order);
   }
-  absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(
-      const FinalOrder& order) {
-    return remat::PlannedCopy(state_, order);
+  absl::StatusOr<JudgingCopy> JudgingCopyOf(const FinalOrder& order) {
+    return remat::JudgingCopyOf(state_, order);
   }
   // The judge's verdict of every plan judged on this planner, by signature.
   // Kept across searches: a verdict is of the plan alone, so reading it
@@ -1071,9 +1070,9 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
       known != planner_.verdicts_by_signature().end()) {
     verdict = known->second;
   } else {
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> planned,
-                        planner_.PlannedCopy(order));
-    TF_ASSIGN_OR_RETURN(verdict, config_.keep_plan(*planned));
+    TF_ASSIGN_OR_RETURN(JudgingCopy planned, planner_.JudgingCopyOf(order));
+    TF_ASSIGN_OR_RETURN(
+        verdict, config_.keep_plan(*planned.module, planned.alias_info.get()));
     planner_.verdicts_by_signature().emplace(std::move(signature), verdict);
     planner_.add_judge_seconds(SecondsSince(judging));
   }

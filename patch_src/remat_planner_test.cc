@@ -138,8 +138,8 @@ TEST(RematPlannerTest, RecomputesTheCheapValueAndSaysWhereAndWhy) {
 TEST(RematPlannerTest, AJudgeThatSaysNoLeavesTheModuleAsGivenWithItsReason) {
   PlannerConfig config = AsLowAsPossible();
   int64_t judged_instructions = 0;
-  config.keep_plan =
-      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     judged_instructions = EntrySize(planned);
     return PlanVerdict{/*keep=*/false, /*simulated_peak=*/0, "just because"};
   };
@@ -174,8 +174,8 @@ TEST(RematPlannerTest, AModelTooLargeForTheSolverKeepsThePlannersPlan) {
 TEST(RematPlannerTest, AJudgeThatSaysYesKeepsThePlan) {
   PlannerConfig config = AsLowAsPossible();
   int judged = 0;
-  config.keep_plan =
-      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     ++judged;
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/0, ""};
   };
@@ -197,8 +197,8 @@ TEST(RematPlannerTest, AFrontierPlanFarUnderItsAimIsJoinedByAHigherAimsPlan) {
   const int64_t start = lowest->result.initial_peak_bytes;
   PlannerConfig config;
   config.target_bytes = start - 3 * kSquareValueBytes;
-  config.keep_plan =
-      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     const int64_t clones = MovedPastTheTop(planned);
     return PlanVerdict{/*keep=*/true, start - (clones + 2) * kSquareValueBytes,
                        ""};
@@ -233,8 +233,9 @@ absl::StatusOr<Planned> PlanFanUnderItsFigure(bool told_the_figures_start) {
   const int64_t figure_start = start - 2 * kSquareValueBytes;
   PlannerConfig config;
   config.target_bytes = figure_start - kSquareValueBytes;
-  config.keep_plan =
-      [figure_start](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [figure_start](
+                         const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     const int64_t clones = MovedPastTheTop(planned);
     return PlanVerdict{/*keep=*/true, figure_start - clones * kSquareValueBytes,
                        ""};
@@ -285,8 +286,8 @@ absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
   const int64_t start = lowest.result.initial_peak_bytes;
   PlannerConfig config;
   config.target_bytes = start - 2 * kSquareValueBytes;
-  config.keep_plan =
-      [start](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [start](const HloModule& planned,
+                             const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true,
                        start - MovedPastTheTop(planned) * kSquareValueBytes,
                        ""};
@@ -334,7 +335,8 @@ TEST(RematPlannerTest, LanesMakeThePlansOnePlannerMakes) {
 
 TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
   PlannerConfig config = AsLowAsPossible();
-  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [](const HloModule&,
+                        const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return absl::InternalError("simulator failed");
   };
   absl::StatusOr<Planned> planned = Plan(kChain, config);
@@ -458,7 +460,8 @@ TEST(RematPlannerTest, TheBudgetComesBeforeTheRuleOnFlopsPerByte) {
   // The judge sees the budget met: the dear product stays, as the budget may
   // need it (the compute cap bounds it).
   PlannerConfig config = AsLowAsPossible();
-  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [](const HloModule&,
+                        const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/1, ""};
   };
   absl::StatusOr<Planned> met = Plan(CheapValuesAndOneDear(), config);
@@ -466,7 +469,8 @@ TEST(RematPlannerTest, TheBudgetComesBeforeTheRuleOnFlopsPerByte) {
   EXPECT_EQ(met->result.out_of_line, 0);
   EXPECT_EQ(met->result.recomputed, 13);
   // Missed by the judge's figure: the rule takes it back.
-  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [](const HloModule&,
+                        const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/2, ""};
   };
   absl::StatusOr<Planned> missed = Plan(CheapValuesAndOneDear(), config);
@@ -494,8 +498,8 @@ TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
   PlannerConfig config;
   config.target_bytes = first->result.initial_peak_bytes - kSquareValueBytes;
   int judged = 0;
-  config.keep_plan =
-      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     ++judged;
     const bool one_clone = EntrySize(planned) <= 10;
     return PlanVerdict{/*keep=*/true,
@@ -542,7 +546,8 @@ TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
   PlannerConfig config;
   config.target_bytes = reached - kSquareValueBytes / 4;
   int64_t judged_over = 0;
-  config.keep_plan = [&](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule&,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, config.target_bytes + judged_over, ""};
   };
   auto planned = [&](int64_t floor_bytes, int64_t over) -> PlannerResult {
@@ -575,7 +580,8 @@ TEST(RematPlannerTest, AJudgedMissOfAFewPercentAimsBelowTheGap) {
   config.target_bytes =
       lowest->result.planned_peak_bytes + kSquareValueBytes / 4;
   int64_t judged_over = 0;
-  config.keep_plan = [&](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule&,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, config.target_bytes + judged_over, ""};
   };
   auto plans_tried = [&](int64_t over) {
@@ -631,8 +637,8 @@ TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
 TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
   PlannerConfig config = AsLowAsPossible();
   config.chains = true;
-  config.keep_plan =
-      [](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [](const HloModule& planned,
+                        const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, 1000 - EntrySize(planned), ""};
   };
   absl::StatusOr<Planned> planned = Plan(kPathChain, config);
@@ -649,8 +655,8 @@ TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
 TEST(RematPlannerTest, PathFallsBackWhenSingleRecomputationsGoLower) {
   PlannerConfig config = AsLowAsPossible();
   config.chains = true;
-  config.keep_plan =
-      [](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [](const HloModule& planned,
+                        const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, EntrySize(planned), ""};
   };
   absl::StatusOr<Planned> planned = Plan(kPathChain, config);
@@ -668,7 +674,8 @@ TEST(RematPlannerTest, PathFallsBackWhenSingleRecomputationsGoLower) {
 TEST(RematPlannerTest, PathKeepsTheCheaperPlanWhenBothMeetTheBudget) {
   PlannerConfig config = AsLowAsPossible();
   config.chains = true;
-  config.keep_plan = [](const HloModule&) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [](const HloModule&,
+                        const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/0, ""};
   };
   absl::StatusOr<Planned> planned = Plan(kPathChain, config);
@@ -725,8 +732,8 @@ TEST(RematPlannerTest, PathMissedOnlyByTheJudgeFallsBackToTheLowerPlan) {
   ASSERT_LT(first->result.planned_peak_bytes, first->result.initial_peak_bytes);
   PlannerConfig config = chains;
   config.target_bytes = first->result.planned_peak_bytes;
-  config.keep_plan =
-      [&](const HloModule& planned) -> absl::StatusOr<PlanVerdict> {
+  config.keep_plan = [&](const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     const bool with_clones = EntrySize(planned) > 11;
     return PlanVerdict{/*keep=*/true,
                        config.target_bytes + (with_clones ? 1 : -1), ""};

@@ -73,6 +73,24 @@ def test_the_frontier_does_not_depend_on_the_planning_threads(step: Path, tmp_pa
     assert "searched for again" not in " ".join(r["note"] for r in runs)
 
 
+def test_the_judges_stand_in_bodies_give_the_whole_copys_frontier(step: Path, tmp_path: Path):
+    """The judge copies each plan with stand-ins for the fused computations
+    (patch_src/judging_copy.h); judged on whole copies instead, every point,
+    the choice and the module after are the same."""
+    runs = []
+    for whole in (False, True):
+        out = tmp_path / str(whole)
+        flags = [*RematFlags("0.4x", "path").args(), *(["--judge-whole-copies"] if whole else [])]
+        run = run_hlo_remat(step, flags, out / "report.json")
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(run.raw)
+    stand_ins, whole = runs
+    assert stand_ins["frontier"]["points"] and stand_ins["judgements"] > 0
+    assert stand_ins["frontier"] == whole["frontier"]
+    for key in ("allocation_after_bytes", "flops_after", "instructions_after", "judgements"):
+        assert stand_ins[key] == whole[key], key
+
+
 def test_the_frontier_file_is_the_reports_and_the_lookup_agrees(step: Path, tmp_path: Path):
     report = _run(step, "0.5", tmp_path)
     frontier = Frontier.load(tmp_path / "f.json")

@@ -71,6 +71,9 @@ constexpr OptionDoc kOptions[] = {
     {"--planning-threads", "N", "one per core, at most 8",
      "threads the frontier search plans its aims on (the plan does not "
      "depend on it)"},
+    {"--judge-whole-copies", "", "off",
+     "judge each plan on a whole copy of the module, fused computations "
+     "included (slower; the figure is the same: for checking that)"},
     {"--explain-peak", "N", "off",
      "print the N largest values live at the peak, before and after"},
     {"--after-copy-insertion", "", "off",
@@ -194,6 +197,8 @@ absl::Status ApplySwitch(const std::string& name, CliArgs& args) {
     args.check_numerics = true;
   } else if (name == "--after-copy-insertion") {
     args.after_copy_insertion = true;
+  } else if (name == "--judge-whole-copies") {
+    args.judge_whole_copies = true;
   } else if (name == "--fail-if-missed") {
     args.fail_if_missed = true;
   } else if (name == "--help" || name == "-h") {

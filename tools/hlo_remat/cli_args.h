@@ -41,10 +41,11 @@ struct CliArgs {
   std::string numerics_reference;
   // Run as the GPU hook does, on a module copy insertion has already seen.
   bool after_copy_insertion = false;
-  int time_runs = 0;            // --time N; 0: not timed
-  int explain_peak_top = 0;     // --explain-peak N; 0: not printed
-  int planning_threads = 0;     // --planning-threads N; 0: one per core
-  bool fail_if_missed = false;  // exit 3 when the budget is not met (CI)
+  bool judge_whole_copies = false;  // --judge-whole-copies
+  int time_runs = 0;                // --time N; 0: not timed
+  int explain_peak_top = 0;         // --explain-peak N; 0: not printed
+  int planning_threads = 0;         // --planning-threads N; 0: one per core
+  bool fail_if_missed = false;      // exit 3 when the budget is not met (CI)
   std::vector<std::string> remat_flags;  // --xla_rematerialization_*=...
   Platform platform = Platform::kCpu;
   GpuCliArgs gpu;

@@ -84,6 +84,9 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
   options.export_graph_path = args.export_graph;
   options.frontier_path = args.frontier;
   options.planning_threads = args.planning_threads;
+  if (args.judge_whole_copies) {
+    options.judging_copy = xla::remat::JudgingCopyKind::kWhole;
+  }
   if (args.after_copy_insertion) {
     options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
   }

@@ -1,0 +1,123 @@
+// The judge's copy of a planned module: each fusion calls a stand-in body
+// instead of a copy of its fused computation.
+//
+// A plan changes the planned computation's instructions and order, never a
+// fused computation, and the memory figure (memory_figure.h) allocates
+// nothing inside one. Yet XLA's alias analysis defines values for every
+// instruction of every computation, and fused computations are most of a
+// training step's instructions (DenseNet-121 on CPU: 79,713 of 87,298):
+// copying and analysing them was two thirds of each judgement.
+//
+// The figure reads three things of a fusion's body, each kept exactly:
+//   - which operands its output must share (the in-place pairs) and may
+//     share (AliasInfo::MayAlias, and XLA's own rules past it): the copy's
+//     AliasInfo answers for a stand-in from the real body, through a probe
+//     module that holds the fusion alone, one per body for the whole pass;
+//   - whether a loop fusion reads an operand (HloOrdering skips a use that
+//     reads nothing): the stand-in reads the parameters the body reads;
+//   - which computations the body calls (a reduction's `to_apply`): buffer
+//     assignment gives their values thread-local allocations, so the
+//     stand-in calls copies of them.
+// The stand-in's root is one custom call of the fusion's shape.
+#ifndef XLA_SERVICE_REMAT_JUDGING_COPY_H_
+#define XLA_SERVICE_REMAT_JUDGING_COPY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "xla/hlo/analysis/alias_info.h"
+#include "xla/hlo/analysis/hlo_dataflow_analysis.h"
+#include "xla/hlo/analysis/hlo_operand_index.h"
+#include "xla/hlo/ir/hlo_clone_context.h"
+#include "xla/hlo/ir/hlo_computation.h"
+#include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/target_alias_info.h"
+#include "xla/shape_util.h"
+
+namespace xla {
+namespace remat {
+
+// The custom call at the root of every stand-in body.
+inline constexpr char kStandInTarget[] = "remat$fused_body_stand_in";
+
+// A copy of a module for the judge, with the AliasInfo its figure is taken
+// with (it answers for the stand-ins, and as the target's for the rest).
+struct JudgingCopy {
+  std::unique_ptr<HloModule> module;
+  std::unique_ptr<AliasInfo> alias_info;
+};
+
+// What the figure reads of one fused computation, learnt once from a probe:
+// a module of parameters feeding a copy of a fusion that calls it.
+class FusedBodyFacts {
+ public:
+  static absl::StatusOr<std::unique_ptr<FusedBodyFacts>> Learn(
+      const HloInstruction& fusion, const AliasInfo* alias_info);
+
+  // Whether the body reads parameter `number` (at some index).
+  bool ReadsParameter(int64_t number) const { return reads_[number]; }
+  const std::vector<std::pair<HloOperandIndex, ShapeIndex>>& in_place_pairs()
+      const {
+    return in_place_pairs_;
+  }
+  // XLA's answer for the fusion's operand `operand_number` (its first slot)
+  // at `operand_index` sharing the output at `user_index`, where the in-place
+  // pairs have not already said yes. Memoized, hence not thread-safe.
+  bool MayShare(int64_t operand_number, const ShapeIndex& operand_index,
+                const ShapeIndex& user_index) const;
+
+ private:
+  FusedBodyFacts() = default;
+
+  const AliasInfo* alias_info_ = nullptr;
+  std::unique_ptr<HloModule> probe_;
+  std::unique_ptr<HloDataflowAnalysis> dataflow_;
+  HloInstruction* fusion_ = nullptr;  // in probe_
+  std::vector<bool> reads_;
+  std::vector<std::pair<HloOperandIndex, ShapeIndex>> in_place_pairs_;
+  mutable absl::flat_hash_map<std::tuple<int64_t, ShapeIndex, ShapeIndex>, bool>
+      shares_;
+};
+
+// Makes judging copies of one module as its plan changes, and keeps what
+// it learnt of its fused computations between them.
+class JudgingCopier {
+ public:
+  // `alias_info`: the target's (null: XLA's default). `original_of`: the
+  // fused computation a given one is a copy of, or null (the planner's
+  // fusion clones call copies of their original's body).
+  JudgingCopier(
+      const AliasInfo* alias_info, JudgingCopyKind kind,
+      std::function<const HloComputation*(const HloComputation*)> original_of);
+
+  // A copy of `module` with its schedule (which must name every instruction
+  // of every scheduled computation), instruction names kept; its fusions
+  // call stand-ins unless the kind is kWhole.
+  absl::StatusOr<JudgingCopy> Copy(const HloModule& module);
+
+  // Bodies learnt so far (for tests).
+  int bodies_learnt() const { return facts_.size(); }
+
+ private:
+  absl::StatusOr<const FusedBodyFacts*> FactsOf(const HloInstruction& fusion);
+
+  TargetAliasInfo target_;
+  JudgingCopyKind kind_;
+  std::function<const HloComputation*(const HloComputation*)> original_of_;
+  absl::flat_hash_map<const HloComputation*, std::unique_ptr<FusedBodyFacts>>
+      facts_;
+};
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_JUDGING_COPY_H_
