@@ -727,10 +727,10 @@ absl::Status DropTakenBack(PlannerState& state) {
 
 namespace {
 
-// Sets the planned computation's schedule for copying: cloning verifies it,
-// and it must name every instruction: the planned order, then what is about
-// to go (users last). TrimCopy sets the copy's real order.
-absl::Status ScheduleEverything(PlannerState& state, const FinalOrder& order) {
+// Sets the planned computation's schedule for copying, which must name
+// every instruction: the planned order, then what is about to go (users
+// last). TrimCopy sets the copy's real order.
+void ScheduleEverything(PlannerState& state, const FinalOrder& order) {
   HloComputation* const computation = state.computation();
   HloInstructionSequence everything = order.sequence;
   for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
@@ -740,8 +740,6 @@ absl::Status ScheduleEverything(PlannerState& state, const FinalOrder& order) {
     }
   }
   state.module()->schedule().set_sequence(computation, std::move(everything));
-  // Clone CHECK-fails on an invalid schedule: a planner error says so.
-  return state.module()->schedule().Verify();
 }
 
 // Takes what the plan leaves out of `copy` (made with every name kept) and
@@ -790,7 +788,9 @@ absl::Status TrimCopy(PlannerState& state, const FinalOrder& order,
 
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
   const FinalOrder order = ComputeFinalOrder(state);
-  TF_RETURN_IF_ERROR(ScheduleEverything(state, order));
+  ScheduleEverything(state, order);
+  // Clone CHECK-fails on an invalid schedule: a planner error says so.
+  TF_RETURN_IF_ERROR(state.module()->schedule().Verify());
   // Clone("") keeps every name, which is how instructions are found again.
   std::unique_ptr<HloModule> copy = state.module()->Clone("");
   TF_RETURN_IF_ERROR(TrimCopy(state, order, copy.get()));
@@ -799,7 +799,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
 
 absl::StatusOr<JudgingCopy> JudgingCopyOf(PlannerState& state,
                                           const FinalOrder& order) {
-  TF_RETURN_IF_ERROR(ScheduleEverything(state, order));
+  // The copy's schedule is verified as it is set (an error, not a CHECK).
+  ScheduleEverything(state, order);
   TF_ASSIGN_OR_RETURN(JudgingCopy copy,
                       state.judging_copier().Copy(*state.module()));
   TF_RETURN_IF_ERROR(TrimCopy(state, order, copy.module.get()));
