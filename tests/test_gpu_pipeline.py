@@ -370,3 +370,78 @@ def test_autotune_results_without_a_matching_entry_keep_the_default_prediction(
     assert rc == 0, stderr[-2000:]
     assert report["autotune_hits"] == 0 and report["autotune_misses"] > 10
     assert report["allocation_before_bytes"] == resnet20_baseline["allocation_before_bytes"]
+
+
+def _capped_rerun(resnet20: Path, work: Path, cap: str) -> tuple[dict, Path]:
+    rerun = work / "rerun.json"
+    rc, free, err = gpu_run(
+        resnet20,
+        work,
+        "--xla_rematerialization_algorithm=path",
+        "--xla_rematerialization_mem_limit=0.5x",
+        "--xla_rematerialization_max_extra_flops=none",
+        "--capped-rerun",
+        cap,
+        "--capped-report",
+        str(rerun),
+        name="free",
+    )
+    assert rc == 0, err[-2000:]
+    assert free is not None
+    return free, rerun
+
+
+def test_a_capped_rerun_plans_as_a_run_with_the_cap_alone(resnet20, tmp_path):
+    """`remat-harness fit` asks the uncapped and the capped question of one
+    compile (--capped-rerun): the second plan starts from the same module at
+    the hook, so it is the one a run with the cap alone makes."""
+    free, rerun = _capped_rerun(resnet20, tmp_path, "0.001")
+    spent = (free["flops_after"] - free["flops_before"]) / free["flops_before"]
+    assert spent > 0.001 or not free["budget_met"], "the uncapped plan answers both"
+    rc, alone, err = gpu_run(
+        resnet20,
+        tmp_path,
+        "--xla_rematerialization_algorithm=path",
+        "--xla_rematerialization_mem_limit=0.5x",
+        "--xla_rematerialization_max_extra_flops=0.001",
+        name="alone",
+    )
+    assert rc == 0, err[-2000:]
+    assert alone is not None
+    second = json.loads(rerun.read_text())
+    for key in (
+        "allocation_before_bytes",
+        "allocation_after_bytes",
+        "heap_sim_after_bytes",
+        "flops_after",
+        "instructions_after",
+        "budget_met",
+        "max_extra_flops",
+        "frontier",
+    ):
+        assert second[key] == alone[key], key
+    assert second["flops_after"] - second["flops_before"] <= 0.001 * second["flops_before"]
+
+
+def test_no_capped_rerun_where_the_uncapped_plan_answers_both(resnet20, tmp_path):
+    free, rerun = _capped_rerun(resnet20, tmp_path, "100")
+    assert free["budget_met"]
+    assert not rerun.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--platform", "gpu", "--capped-rerun", "0.1"], "go together"),
+        (["--capped-rerun", "0.1", "--capped-report", "r.json"], "need --platform gpu"),
+        (["--platform", "gpu", "--capped-rerun", "-1", "--capped-report", "r.json"], "-1"),
+    ],
+)
+def test_a_bad_capped_rerun_is_refused_naming_the_option(tmp_path, args, says):
+    hlo = tmp_path / "small.hlo"
+    hlo.write_text(SMALL_MODEL)
+    proc = subprocess.run(
+        [str(hlo_remat_binary()), str(hlo), *args], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert says in proc.stderr and "--capped-re" in proc.stderr, proc.stderr

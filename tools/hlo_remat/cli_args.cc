@@ -58,6 +58,12 @@ constexpr OptionDoc kOptions[] = {
      "gpu: XLA autotune results recorded on your GPU "
      "(--xla_gpu_dump_autotune_results_to there): the compile picks those "
      "convolution and GEMM kernels"},
+    {"--capped-rerun", "F", "off",
+     "gpu: where the plan misses the budget or spends more than F of the "
+     "step's FLOPs, plan again from the same compile with the compute cap "
+     "at F (needs --capped-report)"},
+    {"--capped-report", "R.json", "not written",
+     "gpu: where --capped-rerun planned again, that run's JSON report"},
     {"--gpu-disable-passes", "A,B", "none",
      "gpu: more XLA passes to disable in the pipeline"},
     {"--size-function", "plain|tiled|tiled:RxC", "plain",
@@ -134,6 +140,7 @@ std::string* StringField(const std::string& name, CliArgs& args) {
   if (name == "--wheel-reference-out") return &args.gpu.wheel_reference_out;
   if (name == "--gpu-disable-passes") return &args.gpu.disable_passes;
   if (name == "--gpu-autotune-results") return &args.gpu.autotune_results;
+  if (name == "--capped-report") return &args.gpu.capped_report;
   return nullptr;
 }
 
@@ -183,6 +190,16 @@ absl::Status ApplyValued(const std::string& name, const std::string& value,
     args.planning_threads = *threads;
     return absl::OkStatus();
   }
+  if (name == "--capped-rerun") {
+    double cap = -1;
+    if (!absl::SimpleAtod(value, &cap) || !(cap >= 0)) {
+      return Bad(absl::StrCat("--capped-rerun=", value,
+                              " is not valid; give a share of the step's "
+                              "FLOPs >= 0, such as 0.1"));
+    }
+    args.gpu.capped_rerun = cap;
+    return absl::OkStatus();
+  }
   if (name == "--explain-peak") {
     absl::StatusOr<int> top = PositiveCount(name, value);
     if (!top.ok()) return top.status();
@@ -220,12 +237,17 @@ absl::Status CheckPlatformOptions(const CliArgs& args) {
   const bool gpu_options =
       !args.gpu.target.empty() || !args.gpu.target_file.empty() ||
       !args.gpu.baseline_out.empty() || !args.gpu.wheel_reference_out.empty() ||
-      !args.gpu.disable_passes.empty() || !args.gpu.autotune_results.empty();
+      !args.gpu.disable_passes.empty() || !args.gpu.autotune_results.empty() ||
+      args.gpu.capped_rerun >= 0 || !args.gpu.capped_report.empty();
   if (args.platform == Platform::kCpu && gpu_options) {
     return Bad(
         "--gpu-target, --gpu-target-file, --baseline-out, "
-        "--wheel-reference-out, --gpu-disable-passes and "
-        "--gpu-autotune-results need --platform gpu");
+        "--wheel-reference-out, --gpu-disable-passes, "
+        "--gpu-autotune-results, --capped-rerun and --capped-report need "
+        "--platform gpu");
+  }
+  if ((args.gpu.capped_rerun >= 0) != !args.gpu.capped_report.empty()) {
+    return Bad("--capped-rerun and --capped-report go together");
   }
   if (args.platform == Platform::kGpu &&
       (args.check_numerics || args.time_runs > 0)) {

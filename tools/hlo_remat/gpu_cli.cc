@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -120,45 +121,110 @@ absl::StatusOr<ConfiguredPipeline> ConfigurePipeline(
   return configured;
 }
 
+// What the pipeline's module without the pass allocates: computed once, for
+// every run of the pass.
+struct BaselineFigures {
+  int64_t heap_sim_bytes = 0;
+  BufferAssignmentFigures assigned;
+  xla::remat::GpuInstructionCounts counts;
+};
+
+absl::StatusOr<BaselineFigures> MeasureBaseline(
+    GpuPipeline& pipeline, const xla::HloModule& baseline) {
+  BaselineFigures figures;
+  TF_ASSIGN_OR_RETURN(figures.heap_sim_bytes,
+                      pipeline.HeapSimulatorPeak(baseline));
+  TF_ASSIGN_OR_RETURN(figures.assigned, pipeline.AssignBuffers(baseline));
+  figures.counts = CountTupleProducers(baseline);
+  return figures;
+}
+
 // The report's figures become the pipeline's final ones, without
-// (`baseline`) and with (`optimized`) the pass; the pass's own, taken at its
-// hook, stay beside them.
+// (`baseline`) and with (`optimized`, null where the pass changed nothing)
+// the pass; the pass's own, taken at its hook, stay beside them.
 absl::Status SetFinalFigures(GpuPipeline& pipeline,
-                             const xla::HloModule& baseline,
-                             const xla::HloModule& optimized,
+                             const BaselineFigures& baseline,
+                             const xla::HloModule* optimized,
                              xla::remat::RematReport& report) {
   xla::remat::GpuPipelineFigures& gpu = report.gpu_pipeline.emplace();
   gpu.heap_sim_at_hook_before_bytes = report.heap_sim_before_bytes;
   gpu.heap_sim_at_hook_after_bytes = report.heap_sim_after_bytes;
   gpu.allocation_at_hook_before_bytes = report.allocation_before_bytes;
   gpu.allocation_at_hook_after_bytes = report.allocation_after_bytes;
-  TF_ASSIGN_OR_RETURN(report.heap_sim_before_bytes,
-                      pipeline.HeapSimulatorPeak(baseline));
-  TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
-                      pipeline.HeapSimulatorPeak(optimized));
-  TF_ASSIGN_OR_RETURN(BufferAssignmentFigures before,
-                      pipeline.AssignBuffers(baseline));
-  TF_ASSIGN_OR_RETURN(BufferAssignmentFigures after,
-                      pipeline.AssignBuffers(optimized));
-  report.buffer_assignment_before_bytes = before.total_bytes;
-  report.buffer_assignment_after_bytes = after.total_bytes;
+  report.heap_sim_before_bytes = baseline.heap_sim_bytes;
+  report.buffer_assignment_before_bytes = baseline.assigned.total_bytes;
+  gpu.baseline = baseline.counts;
+  if (optimized == nullptr) {
+    report.heap_sim_after_bytes = baseline.heap_sim_bytes;
+    report.buffer_assignment_after_bytes = baseline.assigned.total_bytes;
+    gpu.final = baseline.counts;
+  } else {
+    TF_ASSIGN_OR_RETURN(report.heap_sim_after_bytes,
+                        pipeline.HeapSimulatorPeak(*optimized));
+    TF_ASSIGN_OR_RETURN(BufferAssignmentFigures after,
+                        pipeline.AssignBuffers(*optimized));
+    report.buffer_assignment_after_bytes = after.total_bytes;
+    gpu.final = CountTupleProducers(*optimized);
+  }
   // What the GPU allocates is the figure (memory_figure.h); HeapSimulator's
   // stays in the report as the second one.
-  report.allocation_before_bytes = before.total_bytes;
-  report.allocation_after_bytes = after.total_bytes;
+  report.allocation_before_bytes = report.buffer_assignment_before_bytes;
+  report.allocation_after_bytes = report.buffer_assignment_after_bytes;
   // The report's budget: a relative one (0.5x) became bytes inside the pass,
   // while the options' memory limit here is still 0.
   report.budget_met = report.budget_bytes == 0 ||
                       report.allocation_after_bytes <= report.budget_bytes;
-  const xla::remat::GpuInstructionCounts counts_before =
-      CountTupleProducers(baseline);
-  const xla::remat::GpuInstructionCounts counts_after =
-      CountTupleProducers(optimized);
-  report.instructions_before = counts_before.instructions;
-  report.instructions_after = counts_after.instructions;
-  report.multi_output_fusions = counts_after.multi_output_fusions;
-  gpu.baseline = counts_before;
-  gpu.final = counts_after;
+  report.instructions_before = gpu.baseline.instructions;
+  report.instructions_after = gpu.final.instructions;
+  report.multi_output_fusions = gpu.final.multi_output_fusions;
+  return absl::OkStatus();
+}
+
+// One run of the pass on `at_hook` (the module as the hook sees it), the
+// pipeline's rest after it, and the report with the final figures.
+struct PassRun {
+  xla::remat::RematReport report;
+  // The pipeline's module after the pass; null where the pass changed
+  // nothing (it is then the baseline's).
+  std::unique_ptr<xla::HloModule> optimized;
+};
+
+absl::StatusOr<PassRun> RunPassFromHook(GpuPipeline& pipeline,
+                                        std::unique_ptr<xla::HloModule> at_hook,
+                                        const xla::remat::RematOptions& options,
+                                        const BaselineFigures& baseline) {
+  xla::remat::RematerializationPass pass(options, pipeline.size_fn(),
+                                         pipeline.alias_info());
+  TF_ASSIGN_OR_RETURN(bool changed, pipeline.RunHookPass(at_hook.get(), &pass));
+  PassRun run;
+  run.report = pass.last_report();
+  if (run.report.module.empty()) {
+    return absl::InternalError("the pass did not run in the GPU pipeline");
+  }
+  if (changed) {
+    // Unchanged, the rest of the pipeline would rebuild the baseline.
+    TF_RETURN_IF_ERROR(pipeline.RunPostSchedulingFromHook(at_hook.get()));
+    TF_RETURN_IF_ERROR(CheckValid(at_hook.get()));
+    run.optimized = std::move(at_hook);
+  }
+  TF_RETURN_IF_ERROR(
+      SetFinalFigures(pipeline, baseline, run.optimized.get(), run.report));
+  return run;
+}
+
+// Whether the capped run answers anything the first did not: the first
+// missed the budget, or met it spending more than the cap.
+bool NeedsCappedRun(const xla::remat::RematReport& first, double cap) {
+  if (!first.budget_met) return true;
+  const double extra = first.flops_after - first.flops_before;
+  return extra > cap * first.flops_before;
+}
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write"));
   return absl::OkStatus();
 }
 
@@ -192,48 +258,66 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
   TF_ASSIGN_OR_RETURN(ConfiguredPipeline configured,
                       ConfigurePipeline(options, args));
   GpuPipeline& pipeline = *configured.pipeline;
+  if (!args.capped_report.empty()) std::filesystem::remove(args.capped_report);
 
   std::unique_ptr<xla::HloModule> input;
   if (!args.wheel_reference_out.empty()) input = module->Clone("");
   TF_ASSIGN_OR_RETURN(ScheduledGpuModule scheduled,
                       pipeline.CompileAndSchedule(std::move(module)));
+  // The pipeline up to the hook is the same with and without the pass (and
+  // XLA's own rematerialization in it costs seconds): run it once.
+  TF_RETURN_IF_ERROR(pipeline.RunPostSchedulingToHook(
+      scheduled.module.get(), scheduled.scheduler_mem_limit));
   std::unique_ptr<xla::HloModule> baseline = scheduled.module->Clone("");
-  TF_RETURN_IF_ERROR(pipeline.RunPostScheduling(
-      baseline.get(), scheduled.scheduler_mem_limit, /*extra_pass=*/nullptr));
+  TF_RETURN_IF_ERROR(pipeline.RunPostSchedulingFromHook(baseline.get()));
   if (!args.baseline_out.empty()) {
     TF_RETURN_IF_ERROR(WriteModule(args.baseline_out, *baseline));
   }
+  TF_ASSIGN_OR_RETURN(BaselineFigures baseline_figures,
+                      MeasureBaseline(pipeline, *baseline));
 
-  xla::HloModule* optimized = scheduled.module.get();
-  xla::remat::RematerializationPass pass(options, pipeline.size_fn(),
-                                         pipeline.alias_info());
-  TF_RETURN_IF_ERROR(pipeline.RunPostScheduling(
-      optimized, scheduled.scheduler_mem_limit, &pass));
-  TF_RETURN_IF_ERROR(CheckValid(optimized));
+  std::unique_ptr<xla::HloModule> at_hook_again;
+  if (args.capped_rerun >= 0) at_hook_again = scheduled.module->Clone("");
+  TF_ASSIGN_OR_RETURN(PassRun run,
+                      RunPassFromHook(pipeline, std::move(scheduled.module),
+                                      options, baseline_figures));
+  const xla::HloModule& optimized =
+      run.optimized != nullptr ? *run.optimized : *baseline;
+  xla::remat::RematReport& report = run.report;
+  auto describe = [&](xla::remat::RematReport& r) {
+    r.platform = "gpu";
+    r.gpu_target = configured.target_name;
+    r.gpu_pipeline->scheduler_mem_limit_bytes = scheduled.scheduler_mem_limit;
+    r.gpu_pipeline->disabled_passes = configured.disabled_passes;
+    r.gpu_pipeline->autotune_results = args.autotune_results;
+    r.gpu_pipeline->autotune_hits = scheduled.autotune_hits;
+    r.gpu_pipeline->autotune_misses = scheduled.autotune_misses;
+    r.gpu_pipeline->device_memory_bytes = configured.device_memory_bytes;
+    r.gpu_pipeline->compute_capability_major =
+        configured.compute_capability_major;
+  };
+  describe(report);
 
-  xla::remat::RematReport report = pass.last_report();
-  if (report.module.empty()) {
-    return absl::InternalError("the pass did not run in the GPU pipeline");
+  if (at_hook_again != nullptr && NeedsCappedRun(report, args.capped_rerun)) {
+    xla::remat::RematOptions capped = options;
+    capped.max_extra_flops_fraction = args.capped_rerun;
+    // The first run's files stay the first run's.
+    capped.frontier_path.clear();
+    capped.export_graph_path.clear();
+    capped.dump_dir.clear();
+    TF_ASSIGN_OR_RETURN(PassRun second,
+                        RunPassFromHook(pipeline, std::move(at_hook_again),
+                                        capped, baseline_figures));
+    describe(second.report);
+    TF_RETURN_IF_ERROR(WriteText(args.capped_report, second.report.ToJson()));
   }
-  report.platform = "gpu";
-  report.gpu_target = configured.target_name;
-  TF_RETURN_IF_ERROR(SetFinalFigures(pipeline, *baseline, *optimized, report));
-  report.gpu_pipeline->scheduler_mem_limit_bytes =
-      scheduled.scheduler_mem_limit;
-  report.gpu_pipeline->disabled_passes = configured.disabled_passes;
-  report.gpu_pipeline->autotune_results = args.autotune_results;
-  report.gpu_pipeline->autotune_hits = scheduled.autotune_hits;
-  report.gpu_pipeline->autotune_misses = scheduled.autotune_misses;
-  report.gpu_pipeline->device_memory_bytes = configured.device_memory_bytes;
-  report.gpu_pipeline->compute_capability_major =
-      configured.compute_capability_major;
 
   if (args.explain_peak_top > 0) {
-    TF_RETURN_IF_ERROR(ExplainPeaks(pipeline, *baseline, *optimized, report,
+    TF_RETURN_IF_ERROR(ExplainPeaks(pipeline, *baseline, optimized, report,
                                     args.explain_peak_top));
   }
   if (!args.output.empty()) {
-    TF_RETURN_IF_ERROR(WriteModule(args.output, *optimized));
+    TF_RETURN_IF_ERROR(WriteModule(args.output, optimized));
   }
   if (input != nullptr) {
     TF_ASSIGN_OR_RETURN(report.gpu_pipeline->wheel_reference,

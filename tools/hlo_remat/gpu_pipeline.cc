@@ -130,6 +130,11 @@ absl::Status PostSchedulingCopyInsertion(xla::HloModule* module,
   return module->set_schedule(std::move(saved_schedule));
 }
 
+// Upstream's pipeline that holds XLA's rematerialization and, in-tree, the
+// patch's hook: one name for the three parts, so that
+// --xla_disable_hlo_passes=remat-pipeline still turns all of it off.
+constexpr char kRematPipelineName[] = "remat-pipeline";
+
 int64_t InstructionCount(const xla::HloModule& module) {
   int64_t n = 0;
   for (const xla::HloComputation* c : module.computations()) {
@@ -252,9 +257,8 @@ absl::StatusOr<ScheduledGpuModule> GpuPipeline::CompileAndSchedule(
   return scheduled;
 }
 
-absl::Status GpuPipeline::RunPostScheduling(xla::HloModule* module,
-                                            int64_t scheduler_mem_limit,
-                                            xla::HloPassInterface* extra_pass) {
+absl::Status GpuPipeline::RunPostSchedulingToHook(xla::HloModule* module,
+                                                  int64_t scheduler_mem_limit) {
   const xla::DebugOptions& options = module->config().debug_options();
   if (options.xla_gpu_enable_host_memory_offloading()) {
     return absl::UnimplementedError(
@@ -268,6 +272,8 @@ absl::Status GpuPipeline::RunPostScheduling(xla::HloModule* module,
         "post-scheduling pipeline");
   }
   TF_RETURN_IF_ERROR(PostSchedulingCopyInsertion(module, alias_info_.get()));
+  // Upstream's one "post-scheduling-passes" pipeline, cut where the hook
+  // runs: the same passes in the same order, under the same names.
   xla::HloPassPipeline main_pipeline("post-scheduling-passes");
   {
     xla::HloPassPipeline& pipeline =
@@ -295,12 +301,25 @@ absl::Status GpuPipeline::RunPostScheduling(xla::HloModule* module,
       remat_limit, /*block_size_limit=*/1,
       /*block_rematerialization_factor=*/1, /*min_remat_size=*/0,
       /*compact_shape_function=*/nullptr);
+  main_pipeline.AddPass<xla::HloPassPipeline>(kRematPipelineName)
+      .AddPass<xla::HloRematerialization>(remat_options, sizes);
+  return main_pipeline.Run(module, {xla::HloInstruction::kMainExecutionThread})
+      .status();
+}
+
+absl::StatusOr<bool> GpuPipeline::RunHookPass(xla::HloModule* module,
+                                              xla::HloPassInterface* pass) {
+  xla::HloPassPipeline main_pipeline("post-scheduling-passes");
+  main_pipeline.AddPass<xla::HloPassPipeline>(kRematPipelineName)
+      .AddPass<BorrowedPass>(pass);
+  return main_pipeline.Run(module, {xla::HloInstruction::kMainExecutionThread});
+}
+
+absl::Status GpuPipeline::RunPostSchedulingFromHook(xla::HloModule* module) {
+  xla::HloPassPipeline main_pipeline("post-scheduling-passes");
   {
     xla::HloPassPipeline& pipeline =
-        main_pipeline.AddPass<xla::HloPassPipeline>("remat-pipeline");
-    pipeline.AddPass<xla::HloRematerialization>(remat_options, sizes);
-    // Where the patch's GPU hook adds the pass (remat_hooks.h).
-    if (extra_pass != nullptr) pipeline.AddPass<BorrowedPass>(extra_pass);
+        main_pipeline.AddPass<xla::HloPassPipeline>(kRematPipelineName);
     pipeline.AddPass<xla::gpu::StreamAttributeAnnotator>(device_);
     pipeline.AddPass<xla::OptimizationBarrierExpander>();
   }

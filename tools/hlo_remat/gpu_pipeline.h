@@ -3,7 +3,8 @@
 // ours inserted exactly where the patch's GPU hook puts it.
 //
 // The wheel's GpuCompiler::RunPostSchedulingPipelines has no hook, so
-// RunPostScheduling rebuilds it from the wheel's exported passes, in the order
+// RunPostSchedulingToHook, RunHookPass and RunPostSchedulingFromHook rebuild it
+// from the wheel's exported passes, in the order
 // of gpu_compiler.cc at openxla 7420bd5453 (the XLA of TF v2.21.0):
 // post-scheduling copy insertion; async-to-sync; HloRematerialization, [our
 // pass], StreamAttributeAnnotator, OptimizationBarrierExpander; FusionWrapper;
@@ -70,12 +71,16 @@ class GpuPipeline {
   absl::StatusOr<ScheduledGpuModule> CompileAndSchedule(
       std::unique_ptr<xla::HloModule> module);
 
-  // The post-scheduling pipeline; `extra_pass`, when given, runs right after
-  // XLA's HloRematerialization. `extra_pass` is not owned; it outlives the
-  // call.
-  absl::Status RunPostScheduling(xla::HloModule* module,
-                                 int64_t scheduler_mem_limit,
-                                 xla::HloPassInterface* extra_pass);
+  // The post-scheduling pipeline in three parts, cut where the patch's GPU
+  // hook runs the pass (right after XLA's HloRematerialization): the part
+  // before the hook is the same with and without the pass, so a module is
+  // taken that far once and cloned for each way on.
+  absl::Status RunPostSchedulingToHook(xla::HloModule* module,
+                                       int64_t scheduler_mem_limit);
+  // Runs `pass` (not owned) where the hook does; whether it changed `module`.
+  absl::StatusOr<bool> RunHookPass(xla::HloModule* module,
+                                   xla::HloPassInterface* pass);
+  absl::Status RunPostSchedulingFromHook(xla::HloModule* module);
 
   // The wheel's own compile of the unoptimized `module` (RunHloPasses, then
   // RunBackend, which runs the wheel's RunPostSchedulingPipelines and dumps the
