@@ -23,7 +23,7 @@ from remat_harness.fit import (
     tensorflow_reserve,
     update,
 )
-from remat_harness.fit_cli import parse_memory
+from remat_harness.fit_cli import local_jobs, parse_memory
 from remat_harness.fit_report import fall_lines, render_table
 
 MIB = 1 << 20
@@ -115,6 +115,32 @@ def test_search_bisects_where_the_figure_jumps():
     # 30 MiB a batch reaches the card at 2566; the jump brings it to 2562.
     assert all(result.brackets[a].fits == 2561 for a in ANSWERS)
     assert len(calls) <= 20, calls
+
+
+@pytest.mark.parametrize("jump", [(0, 0), (2562, 1700 * MIB)])
+def test_two_slots_probe_the_same_batches_in_one_round_fewer(jump):
+    """Probes compiled two at once: the first round probes the start and its
+    double, which the second round asks for alone: the same probes, the
+    same answers, one round fewer."""
+    card = Card("h100_sxm", 77_000 * MIB, 0, 0)
+    slopes = {"without": 45 * MIB, "capped": 30 * MIB, "any_cost": 29 * MIB}
+    answers, rounds, probed = {}, {}, {}
+    for slots in (1, 2):
+        calls: list[int] = []
+        per_round: list[int] = []
+        runner = _affine_runner(slopes, 0, calls, jump=jump)
+
+        def run(batches, runner=runner, per_round=per_round):
+            per_round.append(len(batches))
+            return runner(batches)
+
+        result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+        search(result, run, 16, 1 << 16, slots=slots)
+        answers[slots] = {a: (b.fits, b.fails) for a, b in result.brackets.items()}
+        rounds[slots], probed[slots] = per_round, sorted(calls)
+    assert answers[1] == answers[2]
+    assert probed[1] == probed[2]
+    assert len(rounds[2]) == len(rounds[1]) - 1 and rounds[2][0] == 2
 
 
 def test_a_fit_above_a_failure_is_the_answer():
@@ -302,7 +328,7 @@ def serial_fit(engine, tmp_path_factory) -> tuple[subprocess.CompletedProcess[st
     """The small model on the small card, searched without a cluster: the
     answers two tests read, computed once."""
     folder = tmp_path_factory.mktemp("serial_fit")
-    proc = _fit(folder, *SMALL_CARD)
+    proc = _fit(folder, *SMALL_CARD, "--jobs", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc, json.loads((folder / "out" / "fit.json").read_text()), folder
 
@@ -340,6 +366,27 @@ def test_fit_on_a_dask_cluster_gives_the_same_answers(serial_fit, tmp_path):
     }
 
 
+def test_fit_probing_two_batches_at_once_gives_the_same_answers(serial_fit, tmp_path):
+    """The default here (one probe per core; this machine has two): the
+    same probes, each planned the same."""
+    alone = serial_fit[1]
+    both = _fit(tmp_path, *SMALL_CARD, "--jobs", "2")
+    assert both.returncode == 0, both.stdout + both.stderr
+    at_once = json.loads((tmp_path / "out" / "fit.json").read_text())
+    assert at_once["answers"] == alone["answers"]
+    figures = {p["batch"]: {k: v for k, v in p.items() if k != "seconds"} for p in alone["probes"]}
+    for probe in at_once["probes"]:
+        del probe["seconds"]
+        assert probe == figures[probe["batch"]]
+
+
+def test_local_jobs_are_one_per_core_at_most():
+    assert local_jobs(0, batches=4, cores=2) == 2
+    assert local_jobs(0, batches=1, cores=8) == 1
+    assert local_jobs(3, batches=6, cores=8) == 3
+    assert local_jobs(1, batches=6, cores=8) == 1
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -349,6 +396,7 @@ def test_fit_on_a_dask_cluster_gives_the_same_answers(serial_fit, tmp_path):
         (["--model", "small_model:build", "--gpu", "h200_imaginary"], "h200_imaginary"),
         (["--model", "small_model:build", "--memory", "forty"], "--memory forty"),
         (["--model", "small_model"], "expected pkg.module:build"),
+        (["--model", "small_model:build", "--jobs", "-1"], "--jobs -1"),
     ],
 )
 def test_fit_errors_are_one_line_and_exit_2(engine, tmp_path, args, says):

@@ -252,8 +252,11 @@ def pass_flags(card: Card, algorithm: str, cap: float | None) -> RematFlags:
     return RematFlags(budget=card.budget_bytes, algorithm=algorithm, max_extra_flops=limit)
 
 
-def _compile(hlo: Path, card: Card, flags: RematFlags, report: Path) -> RematReport:
-    run = run_hlo_remat(hlo, [*gpu_flags(card.target), *flags.args()], report, timeout_s=1800)
+def _compile(
+    hlo: Path, card: Card, flags: RematFlags, report: Path, extra: tuple[str, ...] = ()
+) -> RematReport:
+    args = [*gpu_flags(card.target), *flags.args(), *extra]
+    run = run_hlo_remat(hlo, args, report, timeout_s=1800)
     if run.returncode != 0 or run.report is None:
         raise RuntimeError(f"hlo-remat on {hlo.name}: {run.stderr.strip()[-400:]}")
     return run.report
@@ -281,23 +284,37 @@ def _answer_figures(report: RematReport, limit: int, cap: float | None) -> tuple
 
 
 def _pass_reports(
-    hlo: Path, card: Card, algorithm: str, cap: float, needs: frozenset[str], tmp: Path
+    hlo: Path,
+    card: Card,
+    algorithm: str,
+    cap: float,
+    needs: frozenset[str],
+    tmp: Path,
 ) -> tuple[RematReport | None, RematReport | None]:
     """The pass at the card's budget without a cap and with it, as `needs`
-    asks; the capped run is spared where the uncapped plan is within the cap."""
-    free = capped = None
-    if "any_cost" in needs:
-        free = _compile(hlo, card, pass_flags(card, algorithm, None), tmp / "free.json")
-    if "capped" in needs:
-        spared = free is not None and free.budget_met and free.extra_flops_fraction <= cap
-        capped = free if spared else None
-        if capped is None:
-            capped = _compile(hlo, card, pass_flags(card, algorithm, cap), tmp / "cap.json")
-    return free, capped
+    asks. Both from one compile: the engine plans again with the cap only
+    where the uncapped plan misses the budget or spends more than the cap
+    (hlo-remat --capped-rerun); otherwise that plan answers both."""
+    capped_path = tmp / "cap.json"
+    if "any_cost" not in needs:
+        return None, _compile(hlo, card, pass_flags(card, algorithm, cap), capped_path)
+    rerun = ("--capped-rerun", repr(cap), "--capped-report", str(capped_path))
+    extra = rerun if "capped" in needs else ()
+    free = _compile(hlo, card, pass_flags(card, algorithm, None), tmp / "free.json", extra)
+    if "capped" not in needs:
+        return free, None
+    if not capped_path.exists():
+        return free, free
+    return free, RematReport.from_json(json.loads(capped_path.read_text()))
 
 
 def probe_batch(
-    hlo: Path, batch: int, card: Card, algorithm: str, cap: float, needs: frozenset[str]
+    hlo: Path,
+    batch: int,
+    card: Card,
+    algorithm: str,
+    cap: float,
+    needs: frozenset[str],
 ) -> Probe:
     """Compiles the step at one batch for the answers that need it: without
     the pass, one compile that measures; with it, the pass at the card's
@@ -582,13 +599,17 @@ def search(
     start: int,
     max_batch: int,
     progress: Callable[[Probe], None] = lambda p: None,
+    slots: int = 1,
 ) -> FitResult:
     """Finds the three answers: probes grow by doubling (or the affine
     guess, if nearer), then close each bracket to one batch, or to the
-    result's precision of it."""
+    result's precision of it. `slots`: how many probes `run` compiles at
+    once; with two or more the first round probes `start` and its double at
+    once (the second round would ask the double: the same probes, one
+    round fewer)."""
     limit = result.card.budget_bytes
     result.brackets = {name: Bracket() for name in ANSWERS}
-    batches = [start]
+    batches = [start] if slots < 2 or 2 * start > max_batch else [start, 2 * start]
     while batches:
         for probe in run([(b, needs_of(b, result.brackets)) for b in batches]):
             result.probes.append(probe)

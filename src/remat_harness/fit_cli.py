@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -115,6 +117,13 @@ def add_fit_parser(sub: argparse._SubParsersAction) -> None:
         f"(0: to one batch; default: {DEFAULT_PRECISION}, below the prediction's own error)",
     )
     fit.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="compile up to N batches of a round at once here "
+        "(default: one per core; 1: one after another)",
+    )
+    fit.add_argument(
         "--workers", type=int, default=0, help="compile on a local Dask cluster of N processes"
     )
     fit.add_argument(
@@ -130,10 +139,35 @@ def _probe_record(
     return asdict(probe_batch(hlo, batch, card, algorithm, cap, needs))
 
 
+def local_jobs(requested: int, batches: int, cores: int) -> int:
+    """How many probes compile at once here: one per core (or `requested`),
+    at most the round's batches."""
+    return max(1, min(requested or cores, batches, cores))
+
+
+def _longest_first(batches: list[tuple[int, frozenset[str]]]) -> list[tuple[int, frozenset[str]]]:
+    """A round's probes in the order they are started: those with the pass
+    first, larger batches first (they take longest), so that no long probe
+    starts last while the other cores idle."""
+    return sorted(batches, key=lambda bn: (bn[1] <= {"without"}, -bn[0]))
+
+
+def _slots(args: argparse.Namespace, on_cluster: bool) -> int:
+    """How many probes a round compiles at once (a scheduler's workers are
+    not known here: one)."""
+    if on_cluster:
+        return max(1, args.workers)
+    return local_jobs(args.jobs, 1 << 30, os.cpu_count() or 1)
+
+
 def _runner(  # noqa: ANN202
-    dumps: StepDumps, result: FitResult, cluster: ClusterSession | None, console: Console
+    dumps: StepDumps,
+    result: FitResult,
+    cluster: ClusterSession | None,
+    console: Console,
+    jobs: int = 0,
 ):
-    """Probes batches: here, one after another, or on the cluster at once."""
+    """Probes batches: here, up to `jobs` at once, or on the cluster."""
 
     def run(batches: list[tuple[int, frozenset[str]]]) -> list[Probe]:
         hlos = {}
@@ -142,7 +176,19 @@ def _runner(  # noqa: ANN202
             console.print(f"batch {batch}: traced; compiling for {result.card.target} ...")
         args = (result.card, result.algorithm, result.max_extra_flops)
         if cluster is None:
-            return [probe_batch(hlos[b], b, *args, needs) for b, needs in batches]
+            # The probes are engine processes: threads only wait on them.
+            # Each plans on every core (the plan does not depend on it), so
+            # a probe left running alone at a round's end has them all.
+            at_once = local_jobs(jobs, len(batches), os.cpu_count() or 1)
+            if at_once == 1:
+                return [probe_batch(hlos[b], b, *args, needs) for b, needs in batches]
+            with ThreadPoolExecutor(at_once) as pool:
+                return list(
+                    pool.map(
+                        lambda bn: probe_batch(hlos[bn[0]], bn[0], *args, bn[1]),
+                        _longest_first(batches),
+                    )
+                )
         tasks = [
             (str(b), functools.partial(_probe_record, hlos[b], b, *args, needs))
             for b, needs in batches
@@ -190,6 +236,8 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         raise FitError(f"--model {args.model}: expected pkg.module:build or a .keras file")
     if args.model.endswith(".keras") and not Path(args.model).is_file():
         raise FitError(f"--model {args.model}: no such file")
+    if args.jobs < 0:
+        raise FitError(f"--jobs {args.jobs}: a number of probes >= 1 (0: one per core)")
     if not 0 <= args.precision < 0.5:
         raise FitError(f"--precision {args.precision}: a share in [0, 0.5) such as 0.01")
     memory = parse_memory(args.memory) if args.memory else None
@@ -202,10 +250,11 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
     try:
         search(
             result,
-            _runner(dumps, result, cluster, console),
+            _runner(dumps, result, cluster, console, args.jobs),
             args.start,
             args.max_batch,
             _show(console, card.budget_bytes),
+            slots=_slots(args, cluster is not None),
         )
     except RuntimeError as e:
         raise FitError(str(e).strip().splitlines()[-1]) from None
