@@ -30,6 +30,21 @@ struct ChainSearch {
   int64_t extension = 0;  // bytes held across the sweep's slot for the clone
   int horizon = 0;        // see Movable
   ScoreReads* reads = nullptr;  // what the search read of the state
+
+  // Each thread's one search, emptied for the next evaluation: the sets
+  // keep their storage, and scoring was a large share of the allocator's
+  // work when each evaluation built its own.
+  static ChainSearch& Fresh(int horizon, ScoreReads* reads) {
+    thread_local ChainSearch search;
+    search.chain.clear();
+    search.in_chain.clear();
+    search.seen.clear();
+    search.seen_log.clear();
+    search.extension = 0;
+    search.horizon = horizon;
+    search.reads = reads;
+    return search;
+  }
 };
 
 bool ChainLink(const PlannerState& state, int index, ScoreReads& reads) {
@@ -254,16 +269,14 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
                        ScoreReads& reads) {
   int first_late = 0;
   if (!Movable(state, index, slot, first_late, horizon, reads)) return false;
-  ChainSearch search;
+  ChainSearch& search = ChainSearch::Fresh(horizon, &reads);
   search.in_chain.insert(index);
-  search.horizon = horizon;
-  search.reads = &reads;
   const bool clonable =
       CollectOperands(state, index, slot, first_late, chains, search);
   horizon = search.horizon;
   if (!clonable) return false;
-  std::vector<int>& chain = search.chain;
-  if (chains && chain.empty()) return false;  // same as the plain move
+  if (chains && search.chain.empty()) return false;  // same as the plain move
+  std::vector<int> chain = search.chain;
   chain.push_back(index);
   const int64_t gain =
       state.liveness().Size(state.values()[index].buffer) - search.extension;

@@ -64,17 +64,27 @@ void MarkValuesProducedBy(PlannerState& state,
 
 }  // namespace
 
+namespace {
+
+// A score reads one buffer or value many times over: once in its list is
+// enough (the lists only say whom to mark stale).
+void AddReader(std::vector<int>& list, int index) {
+  if (list.empty() || list.back() != index) list.push_back(index);
+}
+
+}  // namespace
+
 void RegisterScoreReads(PlannerState& state, int index) {
   const ScoreReads& reads = state.scores()[index].reads;
   ScoreReaders& readers = state.score_readers();
   for (int buffer : reads.buffers) {
-    ListFor(readers.of_buffer, buffer).push_back(index);
+    AddReader(ListFor(readers.of_buffer, buffer), index);
   }
   for (int value : reads.values) {
-    ListFor(readers.of_value, value).push_back(index);
+    AddReader(ListFor(readers.of_value, value), index);
   }
   for (const HloInstruction* origin : reads.origins) {
-    readers.of_origin[origin].push_back(index);
+    AddReader(readers.of_origin[origin], index);
   }
 }
 
@@ -107,7 +117,11 @@ void MarkScoresStale(PlannerState& state, const AppliedMove& move) {
 
 void MarkAllScoresStale(PlannerState& state) {
   for (ScoreCache& cache : state.scores()) cache.valid = false;
-  state.score_readers() = ScoreReaders();
+  // Emptied, not freed: the next sweep files about as many readers again.
+  ScoreReaders& readers = state.score_readers();
+  for (std::vector<int>& list : readers.of_buffer) list.clear();
+  for (std::vector<int>& list : readers.of_value) list.clear();
+  for (auto& [origin, list] : readers.of_origin) list.clear();
 }
 
 }  // namespace remat

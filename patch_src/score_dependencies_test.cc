@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
@@ -139,7 +141,23 @@ TEST_F(ScoreDependenciesTest, EveryScoreGoesStaleWhenThePlanIsTakenBackWhole) {
   MarkAllScoresStale(*state_);
   EXPECT_FALSE(state_->scores()[a].valid);
   EXPECT_FALSE(state_->scores()[b].valid);
-  EXPECT_TRUE(state_->score_readers().of_buffer.empty());
+  // No reader is left filed (the lists keep their storage for the next).
+  for (const std::vector<int>& list : state_->score_readers().of_buffer) {
+    EXPECT_TRUE(list.empty());
+  }
+  for (const std::vector<int>& list : state_->score_readers().of_value) {
+    EXPECT_TRUE(list.empty());
+  }
+}
+
+TEST_F(ScoreDependenciesTest, AScoreIsFiledOnceForABufferItReadsTwice) {
+  const int a = Scored("a");
+  ScoreReads& reads = state_->scores()[a].reads;
+  const int buffer = reads.buffers.front();
+  reads.buffers.push_back(buffer);
+  RegisterScoreReads(*state_, a);
+  const std::vector<int>& list = state_->score_readers().of_buffer[buffer];
+  EXPECT_EQ(std::count(list.begin(), list.end(), a), 1);
 }
 
 }  // namespace
