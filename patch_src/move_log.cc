@@ -58,16 +58,9 @@ MoveLog::InstructionSet MoveLog::MarkTakenBack(int move_index) {
     }
   }
   taken_back_.insert(added.begin(), added.end());
+  taken_back_present_.insert(added.begin(), added.end());
   move.undone = true;
   return added;
-}
-
-MoveLog::InstructionSet MoveLog::TakenBackPresent() const {
-  InstructionSet present;
-  for (const HloInstruction* instruction : taken_back_) {
-    if (!dropped_.contains(instruction)) present.insert(instruction);
-  }
-  return present;
 }
 
 double MoveLog::KeptCost() const {

@@ -112,13 +112,15 @@ class MoveLog {
   // Move `move_index` is taken back: its instructions are never in the plan.
   // Returns them.
   InstructionSet MarkTakenBack(int move_index);
-  // Instructions of moves taken back (some already deleted: see dropped).
+  // Instructions of moves taken back (some already deleted: MarkDropped).
   const InstructionSet& taken_back() const { return taken_back_; }
   // Those still in the computation.
-  InstructionSet TakenBackPresent() const;
+  InstructionSet TakenBackPresent() const { return taken_back_present_; }
   // `deleted` are gone from the computation; the pointers only name them.
   void MarkDropped(const InstructionSet& deleted) {
-    dropped_.insert(deleted.begin(), deleted.end());
+    for (const HloInstruction* instruction : deleted) {
+      taken_back_present_.erase(instruction);
+    }
   }
 
   // What the moves not taken back cost, and their FLOPs.
@@ -136,7 +138,9 @@ class MoveLog {
                       HloInstruction*>
       bitcasts_;
   InstructionSet taken_back_;
-  InstructionSet dropped_;
+  // taken_back_ less what was dropped since: kept as it changes, since
+  // taken_back_ grows over the whole search.
+  InstructionSet taken_back_present_;
   int64_t revision_ = 0;
 };
 
