@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -218,14 +217,6 @@ bool NeedsCappedRun(const xla::remat::RematReport& first, double cap) {
   if (!first.budget_met) return true;
   const double extra = first.flops_after - first.flops_before;
   return extra > cap * first.flops_before;
-}
-
-absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write"));
-  return absl::OkStatus();
 }
 
 // What is live at the peak of the pipeline's module without (`baseline`) and

@@ -12,7 +12,6 @@
 // --fail-if-missed.
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -52,12 +51,6 @@ using hlo_remat::Platform;
 int Fail(int code, absl::string_view message) {
   hlo_remat::WriteUserMessage(absl::StrCat("hlo-remat: ", message, "\n"));
   return code;
-}
-
-bool WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  return static_cast<bool>(out);
 }
 
 // XLA_FLAGS first, then the command line.
@@ -213,8 +206,9 @@ int Run(CliArgs& args) {
   const std::string json = report->ToJson();
   if (args.report.empty()) {
     std::cout << json;
-  } else if (!WriteFile(args.report, json)) {
-    return Fail(2, absl::StrCat(args.report, ": cannot write"));
+  } else if (absl::Status written = hlo_remat::WriteText(args.report, json);
+             !written.ok()) {
+    return Fail(2, written.message());
   }
   hlo_remat::WriteUserMessage(SummaryLine(*report));
   if (report->numerics == xla::remat::Numerics::kDiffer) return 1;

@@ -11,19 +11,23 @@
 
 namespace hlo_remat {
 
-absl::Status WriteModule(const std::string& path,
-                         const xla::HloModule& module) {
-  const bool as_proto = absl::EndsWith(path, ".pb");
-  std::ofstream out(path, as_proto ? std::ios::binary : std::ios::out);
-  if (as_proto) {
-    out << module.ToProto().SerializeAsString();
-  } else {
-    out << module.ToString();
-  }
+absl::Status WriteText(const std::string& path, const std::string& text,
+                       bool binary) {
+  std::ofstream out(path, binary ? std::ios::binary : std::ios::out);
+  out << text;
   if (!out) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write"));
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteModule(const std::string& path,
+                         const xla::HloModule& module) {
+  if (absl::EndsWith(path, ".pb")) {
+    return WriteText(path, module.ToProto().SerializeAsString(),
+                     /*binary=*/true);
+  }
+  return WriteText(path, module.ToString());
 }
 
 }  // namespace hlo_remat
