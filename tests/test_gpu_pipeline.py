@@ -372,13 +372,13 @@ def test_autotune_results_without_a_matching_entry_keep_the_default_prediction(
     assert report["allocation_before_bytes"] == resnet20_baseline["allocation_before_bytes"]
 
 
-def _capped_rerun(resnet20: Path, work: Path, cap: str) -> tuple[dict, Path]:
+def _capped_rerun(resnet20: Path, work: Path, cap: str, budget: str = "0.5x") -> tuple[dict, Path]:
     rerun = work / "rerun.json"
     rc, free, err = gpu_run(
         resnet20,
         work,
         "--xla_rematerialization_algorithm=path",
-        "--xla_rematerialization_mem_limit=0.5x",
+        f"--xla_rematerialization_mem_limit={budget}",
         "--xla_rematerialization_max_extra_flops=none",
         "--capped-rerun",
         cap,
@@ -397,7 +397,7 @@ def test_a_capped_rerun_plans_as_a_run_with_the_cap_alone(resnet20, tmp_path):
     the hook, so it is the one a run with the cap alone makes."""
     free, rerun = _capped_rerun(resnet20, tmp_path, "0.001")
     spent = (free["flops_after"] - free["flops_before"]) / free["flops_before"]
-    assert spent > 0.001 or not free["budget_met"], "the uncapped plan answers both"
+    assert spent > 0.001, "the uncapped plan answers both"
     rc, alone, err = gpu_run(
         resnet20,
         tmp_path,
@@ -426,6 +426,15 @@ def test_a_capped_rerun_plans_as_a_run_with_the_cap_alone(resnet20, tmp_path):
 def test_no_capped_rerun_where_the_uncapped_plan_answers_both(resnet20, tmp_path):
     free, rerun = _capped_rerun(resnet20, tmp_path, "100")
     assert free["budget_met"]
+    assert not rerun.exists()
+
+
+def test_no_capped_rerun_where_the_uncapped_plan_misses_within_the_cap(resnet20, tmp_path):
+    """Below the floor the uncapped plan is the lowest it reaches; within the
+    cap, the capped search is taken to miss too, and is not run."""
+    free, rerun = _capped_rerun(resnet20, tmp_path, "100", budget="0.05x")
+    assert not free["budget_met"]
+    assert free["flops_after"] > free["flops_before"], "the pass made a plan"
     assert not rerun.exists()
 
 

@@ -59,9 +59,9 @@ constexpr OptionDoc kOptions[] = {
      "(--xla_gpu_dump_autotune_results_to there): the compile picks those "
      "convolution and GEMM kernels"},
     {"--capped-rerun", "F", "off",
-     "gpu: where the plan misses the budget or spends more than F of the "
-     "step's FLOPs, plan again from the same compile with the compute cap "
-     "at F (needs --capped-report)"},
+     "gpu: where the plan spends more than F of the step's FLOPs, plan "
+     "again from the same compile with the compute cap at F (needs "
+     "--capped-report)"},
     {"--capped-report", "R.json", "not written",
      "gpu: where --capped-rerun planned again, that run's JSON report"},
     {"--gpu-disable-passes", "A,B", "none",

@@ -30,11 +30,11 @@ struct GpuCliArgs {
   // --explain-peak N: the N largest values live at the peak of the pipeline's
   // module without the pass and with it, printed to the user.
   int explain_peak_top = 0;
-  // --capped-rerun F --capped-report R: where the pass misses the budget or
-  // spends more than F of the step's FLOPs, it plans again from the same
-  // compiled module with the compute cap at F and writes that report to R
-  // (nothing where the first plan answers both: remat-harness fit asks its
-  // two questions of one compile). Negative: off.
+  // --capped-rerun F --capped-report R: where the pass spends more than F of
+  // the step's FLOPs, it plans again from the same compiled module with the
+  // compute cap at F and writes that report to R (nothing where the first
+  // plan is within F: it answers both, met or missed; remat-harness fit asks
+  // its two questions of one compile). Negative: off.
   double capped_rerun = -1;
   std::string capped_report;
 };
