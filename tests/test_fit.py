@@ -117,30 +117,48 @@ def test_search_bisects_where_the_figure_jumps():
     assert len(calls) <= 20, calls
 
 
-@pytest.mark.parametrize("jump", [(0, 0), (2562, 1700 * MIB)])
-def test_two_slots_probe_the_same_batches_in_one_round_fewer(jump):
+def _rounds(slots: int, jump: tuple[int, int]) -> tuple[dict, list[list[int]], list[int]]:
+    """(answers, each round's batches, every batch in order) of a search
+    compiling `slots` probes at once."""
+    card = Card("h100_sxm", 77_000 * MIB, 0, 0)
+    slopes = {"without": 45 * MIB, "capped": 30 * MIB, "any_cost": 29 * MIB}
+    calls: list[int] = []
+    per_round: list[list[int]] = []
+    runner = _affine_runner(slopes, 0, calls, jump=jump)
+
+    def run(batches):
+        per_round.append(sorted(b for b, _ in batches))
+        return runner(batches)
+
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1)
+    search(result, run, 16, 1 << 16, slots=slots)
+    return {a: (b.fits, b.fails) for a, b in result.brackets.items()}, per_round, calls
+
+
+def test_two_slots_probe_the_same_batches_in_one_round_fewer():
     """Probes compiled two at once: the first round probes the start and its
     double, which the second round asks for alone: the same probes, the
     same answers, one round fewer."""
-    card = Card("h100_sxm", 77_000 * MIB, 0, 0)
-    slopes = {"without": 45 * MIB, "capped": 30 * MIB, "any_cost": 29 * MIB}
-    answers, rounds, probed = {}, {}, {}
-    for slots in (1, 2):
-        calls: list[int] = []
-        per_round: list[int] = []
-        runner = _affine_runner(slopes, 0, calls, jump=jump)
+    answers1, rounds1, calls1 = _rounds(1, (0, 0))
+    answers2, rounds2, calls2 = _rounds(2, (0, 0))
+    assert answers1 == answers2
+    assert sorted(calls1) == sorted(calls2)
+    assert len(rounds2) == len(rounds1) - 1 and rounds2[0] == [16, 32]
 
-        def run(batches, runner=runner, per_round=per_round):
-            per_round.append(len(batches))
-            return runner(batches)
 
-        result = FitResult(ModelSource("m:b"), card, "path", 0.1)
-        search(result, run, 16, 1 << 16, slots=slots)
-        answers[slots] = {a: (b.fits, b.fails) for a, b in result.brackets.items()}
-        rounds[slots], probed[slots] = per_round, sorted(calls)
-    assert answers[1] == answers[2]
-    assert probed[1] == probed[2]
-    assert len(rounds[2]) == len(rounds[1]) - 1 and rounds[2][0] == 2
+@pytest.mark.parametrize("slots", [2, 3])
+def test_idle_slots_cut_a_bisected_bracket_into_more_parts(slots):
+    """Where the figure jumps, the search bisects, one batch a round; with
+    slots to spare it cuts the bracket into as many parts more: the same
+    answers in fewer rounds, no batch twice."""
+    jump = (2562, 1700 * MIB)
+    answers1, rounds1, _ = _rounds(1, jump)
+    answers, rounds, calls = _rounds(slots, jump)
+    assert answers == answers1
+    assert len(calls) == len(set(calls))
+    assert len(rounds) <= len(rounds1) - 3, (rounds1, rounds)
+    lone = [r for r in rounds1 if len(r) == 1 and r[0] > 256]
+    assert len(lone) >= 3, "the single-slot search bisects one batch a round"
 
 
 def test_a_fit_above_a_failure_is_the_answer():

@@ -293,8 +293,10 @@ def _pass_reports(
 ) -> tuple[RematReport | None, RematReport | None]:
     """The pass at the card's budget without a cap and with it, as `needs`
     asks. Both from one compile: the engine plans again with the cap only
-    where the uncapped plan misses the budget or spends more than the cap
-    (hlo-remat --capped-rerun); otherwise that plan answers both."""
+    where the uncapped plan spends more than the cap (hlo-remat
+    --capped-rerun); otherwise that plan answers both: its figure, or where
+    it misses the budget, its lowest plan within the cap (the capped search
+    is taken to miss there too: _answer_figures)."""
     capped_path = tmp / "cap.json"
     if "any_cost" not in needs:
         return None, _compile(hlo, card, pass_flags(card, algorithm, cap), capped_path)
@@ -389,12 +391,33 @@ def _crossing(probes: list[Probe], answer: str, limit: int, b: Bracket) -> int |
     return int(b0 + (limit - f0) / slope) if slope > 0 else None
 
 
+def sections(fits: int, fails: int, parts: int) -> list[int]:
+    """The batches that cut (fits, fails) into `parts` parts as even as the
+    integers allow (2: the middle)."""
+    width = fails - fits
+    return sorted({fits + i * width // parts for i in range(1, parts)} - {fits, fails})
+
+
+def _cut(brackets: list[tuple[int, int]], points: int) -> set[int]:
+    """`points` batches (at least one a bracket) inside the bisected brackets:
+    one each, and those a round has to spare where the widest part stays
+    (bisection where a round has one batch; where it has idle slots, three
+    parts or more: the bracket closes in fewer rounds)."""
+    given = dict.fromkeys(brackets, 1)
+    for _ in range(points - len(brackets)):
+        # Widest for its batch: the brackets settle to a share of it.
+        widest = max(given, key=lambda fb: (fb[1] - fb[0]) / max(fb[0], 1) / (given[fb] + 1))
+        given[widest] += 1
+    return {b for (fits, fails), n in given.items() for b in sections(fits, fails, n + 1)}
+
+
 def next_batches(
     brackets: dict[str, Bracket],
     probes: list[Probe],
     limit: int,
     max_batch: int,
     precision: float = 0.0,
+    slots: int = 1,
 ) -> list[int]:
     """One round's batches. For each open answer: the affine guess at its
     crossing and the batch above it (or `precision` of it above), which
@@ -402,8 +425,10 @@ def next_batches(
     is known (above the largest fit; while no batch has failed, at most
     doubling it, or GUESS_GROWTH times on a guess). Once a guess has not
     halved a bracket (a compile's choices jump: MobileNetV2 for h100_sxm
-    grows 1.68 GB from batch 2561 to 2562), the middle."""
+    grows 1.68 GB from batch 2561 to 2562), the middle, or with `slots`
+    probes at once and fewer batches than that, even cuts of it."""
     wanted: set[int] = set()
+    bisected: list[tuple[int, int]] = []
     for answer, b in brackets.items():
         if b.settled(max_batch, precision):
             continue
@@ -413,7 +438,8 @@ def next_batches(
         else:
             hi = b.fails
             if b.stalls or guess is None:
-                wanted.add((b.fits + hi) // 2)
+                if (b.fits, hi) not in bisected:
+                    bisected.append((b.fits, hi))
                 continue
         if guess is None:
             wanted.add(hi - 1)
@@ -424,6 +450,8 @@ def next_batches(
         # that a guess a few batches short still closes it.
         partner = guess + settling_step(guess, precision)
         wanted.update(g for g in (guess, partner) if g < hi)
+    if bisected:
+        wanted |= _cut(bisected, max(len(bisected), slots - len(wanted)))
     return sorted(wanted)
 
 
@@ -616,6 +644,8 @@ def search(
             progress(probe)
         update(result.brackets, result.probes, limit)
         seen = {p.batch for p in result.probes}
-        wanted = next_batches(result.brackets, result.probes, limit, max_batch, result.precision)
+        wanted = next_batches(
+            result.brackets, result.probes, limit, max_batch, result.precision, slots
+        )
         batches = [b for b in wanted if b not in seen]
     return result
