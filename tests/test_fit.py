@@ -264,6 +264,21 @@ def test_a_precision_of_one_percent_stops_within_it_with_fewer_compiles():
     assert len(calls) < len(exact_calls)
 
 
+def test_answers_whose_crossings_are_close_share_their_compiles():
+    """The capped and any-cost figures often cross the budget a few batches
+    apart: one guess and its partner settle both brackets to 1%."""
+    card = Card("h100_sxm", 77_000 * MIB, 0, 0)
+    slopes = {"without": 45 * MIB, "capped": 30 * MIB, "any_cost": 29.9 * MIB}
+    calls: list[int] = []
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1, 0.01)
+    search(result, _affine_runner(slopes, 0, calls), 16, 1 << 16)
+    for answer, slope in slopes.items():
+        b = result.brackets[answer]
+        crossing = card.budget_bytes // slope
+        assert b.fits <= crossing < b.fails <= b.fits + int(0.01 * b.fits), answer
+    assert len([c for c in calls if c > 2048]) == 2, calls  # not a pair each
+
+
 def test_a_guess_a_little_short_still_closes_a_one_percent_bracket():
     # Figures that curve up (each batch dearer than the last): the affine
     # guess lands a few batches short of the crossing. Its partner probe

@@ -429,6 +429,7 @@ def next_batches(
     probes at once and fewer batches than that, even cuts of it."""
     wanted: set[int] = set()
     bisected: list[tuple[int, int]] = []
+    pairs: list[tuple[int, int]] = []  # (guess, partner) asked this round
     for answer, b in brackets.items():
         if b.settled(max_batch, precision):
             continue
@@ -449,6 +450,12 @@ def next_batches(
         # not: the next one, or with a precision the one that far above, so
         # that a guess a few batches short still closes it.
         partner = guess + settling_step(guess, precision)
+        # Another answer's pair around this guess settles this bracket as
+        # well as its own would (the capped and any-cost figures are often
+        # a few batches apart): one compile serves both.
+        if any(b.fits < g <= guess <= p for g, p in pairs):
+            continue
+        pairs.append((guess, partner))
         wanted.update(g for g in (guess, partner) if g < hi)
     if bisected:
         wanted |= _cut(bisected, max(len(bisected), slots - len(wanted)))
