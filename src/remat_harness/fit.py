@@ -399,10 +399,10 @@ def sections(fits: int, fails: int, parts: int) -> list[int]:
 
 
 def _cut(brackets: list[tuple[int, int]], points: int) -> set[int]:
-    """`points` batches (at least one a bracket) inside the bisected brackets:
-    one each, and those a round has to spare where the widest part stays
-    (bisection where a round has one batch; where it has idle slots, three
-    parts or more: the bracket closes in fewer rounds)."""
+    """`points` batches (at least one for each bracket) inside the bisected
+    brackets: one each, and those a round has to spare where the widest part
+    stays (bisection where a round has one batch; where it has idle slots,
+    three parts or more: the bracket closes in fewer rounds)."""
     given = dict.fromkeys(brackets, 1)
     for _ in range(points - len(brackets)):
         # Widest for its batch: the brackets settle to a share of it.
