@@ -279,6 +279,19 @@ def test_answers_whose_crossings_are_close_share_their_compiles():
     assert len([c for c in calls if c > 2048]) == 2, calls  # not a pair each
 
 
+def test_a_guess_at_another_answers_partner_asks_its_own_pair():
+    """Exact search, crossings one batch apart (2566, 2567): the any-cost
+    guess is the capped pair's partner, which it expects to fit; the pair
+    would not settle it, so it asks for the batch above as well."""
+    card = Card("h100_sxm", 77_000 * MIB, 0, 0)
+    slopes = {"without": 45 * MIB, "capped": 30 * MIB, "any_cost": 29.99 * MIB}
+    calls: list[int] = []
+    result = FitResult(ModelSource("m:b"), card, "path", 0.1, 0.0)
+    search(result, _affine_runner(slopes, 0, calls), 16, 1 << 16)
+    assert [c for c in calls if c > 2048] == [2566, 2567, 2568], calls
+    assert (result.brackets["any_cost"].fits, result.brackets["any_cost"].fails) == (2567, 2568)
+
+
 def test_a_guess_a_little_short_still_closes_a_one_percent_bracket():
     # Figures that curve up (each batch dearer than the last): the affine
     # guess lands a few batches short of the crossing. Its partner probe

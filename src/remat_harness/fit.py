@@ -450,10 +450,11 @@ def next_batches(
         # not: the next one, or with a precision the one that far above, so
         # that a guess a few batches short still closes it.
         partner = guess + settling_step(guess, precision)
-        # Another answer's pair around this guess settles this bracket as
-        # well as its own would (the capped and any-cost figures are often
-        # a few batches apart): one compile serves both.
-        if any(b.fits < g <= guess <= p for g, p in pairs):
+        # Another answer's pair (g, p) with g <= guess < p settles this
+        # bracket as well as its own would (the capped and any-cost figures
+        # are often a few batches apart): one compile serves both. A guess
+        # at p itself expects p to fit, so it asks for its own pair.
+        if any(b.fits < g <= guess < p for g, p in pairs):
             continue
         pairs.append((guess, partner))
         wanted.update(g for g in (guess, partner) if g < hi)
