@@ -115,7 +115,7 @@ class MoveLog {
   // Instructions of moves taken back (some already deleted: MarkDropped).
   const InstructionSet& taken_back() const { return taken_back_; }
   // Those still in the computation.
-  InstructionSet TakenBackPresent() const { return taken_back_present_; }
+  const InstructionSet& TakenBackPresent() const { return taken_back_present_; }
   // `deleted` are gone from the computation; the pointers only name them.
   void MarkDropped(const InstructionSet& deleted) {
     for (const HloInstruction* instruction : deleted) {
