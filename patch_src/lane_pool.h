@@ -1,7 +1,8 @@
-// Tasks run by a few lanes at once, their results taken in order as they
-// are made: the frontier search plans its aims this way (remat_planner.cc),
-// each lane a planner on its own copy of the module, while the caller
-// raises the aims already planned.
+// Tasks run by a few lanes and by the caller at once, each task by whoever
+// is free first, their results taken in order as they are made: the
+// frontier search plans its aims this way (remat_planner.cc), each lane a
+// planner on its own copy of the module, the caller on the module itself
+// between the raises of the aims already planned.
 #ifndef XLA_SERVICE_REMAT_LANE_POOL_H_
 #define XLA_SERVICE_REMAT_LANE_POOL_H_
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "xla/tsl/platform/env.h"
@@ -21,21 +23,24 @@
 namespace xla {
 namespace remat {
 
-// Tasks 0 .. count - 1 on `lanes` threads: lane k makes its worker once, in
-// its own thread, then runs tasks k, k + lanes, ... in that order. So which
-// worker runs a task depends on the lanes alone, never on timing. Take
-// waits for a task's result and for every lane's worker to be made: what
-// the workers are made from may be written once a Take has returned.
+// Tasks 0 .. count - 1, started in that order by `lanes` threads and by the
+// caller (Claim), each by whichever is free first: which worker runs a task
+// depends on timing, so a task's result must depend on the task alone, not
+// on the worker or on what the worker ran before. Each lane makes its
+// worker once, in its own thread; a lane whose worker cannot be made runs
+// nothing and leaves its tasks to the others. Claim and Take wait for every
+// lane's worker to be made: what the workers are made from may be written
+// once either has returned.
 template <typename Worker, typename Result>
 class LanePool {
  public:
   using MakeWorker = std::function<absl::StatusOr<Worker>()>;
   using RunTask = std::function<absl::StatusOr<Result>(Worker&, int task)>;
 
-  // What the lanes leave: each lane's worker (none where it could not be
-  // made) and the seconds the lane worked.
+  // What the lanes leave: each lane's worker, or why it could not be made,
+  // and the seconds the lane worked.
   struct Finished {
-    std::vector<std::optional<Worker>> workers;
+    std::vector<absl::StatusOr<Worker>> workers;
     std::vector<double> busy_seconds;
   };
 
@@ -45,8 +50,11 @@ class LanePool {
         make_(std::move(make)),
         run_(std::move(run)),
         results_(count),
-        workers_(lanes),
         busy_seconds_(lanes, 0) {
+    for (int lane = 0; lane < lanes; ++lane) {
+      workers_.emplace_back(absl::CancelledError("the lane did not start"));
+    }
+    if (lanes_ == 0) return;
     pool_ = std::make_unique<tsl::thread::ThreadPool>(tsl::Env::Default(),
                                                       "remat_lanes", lanes);
     for (int lane = 0; lane < lanes; ++lane) {
@@ -65,11 +73,33 @@ class LanePool {
     pool_.reset();
   }
 
-  // Task `task`'s result, once, when it is made.
+  // The next task no one has started, for the caller to run on a worker of
+  // its own and Give back; none when every task is started.
+  std::optional<int> Claim() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &LanePool::AllWorkersMade));
+    if (next_ == count_) return std::nullopt;
+    return next_++;
+  }
+
+  // The result of a task the caller claimed.
+  void Give(int task, absl::StatusOr<Result> result) {
+    absl::MutexLock lock(&mu_);
+    results_[task] = std::move(result);
+  }
+
+  // Whether task `task`'s result is in (and not taken).
+  bool Done(int task) {
+    absl::MutexLock lock(&mu_);
+    return results_[task].has_value();
+  }
+
+  // Task `task`'s result, once, when it is made. The caller must not wait
+  // for a task it claimed and has not given.
   absl::StatusOr<Result> Take(int task) {
     absl::MutexLock lock(&mu_);
     auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return workers_made_ == lanes_ && results_[task].has_value();
+      return AllWorkersMade() && results_[task].has_value();
     };
     mu_.Await(absl::Condition(&ready));
     absl::StatusOr<Result> result = *std::move(results_[task]);
@@ -84,6 +114,10 @@ class LanePool {
   }
 
  private:
+  bool AllWorkersMade() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return workers_made_ == lanes_;
+  }
+
   void RunLane(int lane) {
     const auto started = std::chrono::steady_clock::now();
     absl::StatusOr<Worker> worker = make_();
@@ -91,14 +125,14 @@ class LanePool {
       absl::MutexLock lock(&mu_);
       ++workers_made_;
     }
-    for (int task = lane; task < count_; task += lanes_) {
+    while (worker.ok()) {
+      int task = 0;
       {
         absl::MutexLock lock(&mu_);
-        if (stopped_) break;
+        if (stopped_ || next_ == count_) break;
+        task = next_++;
       }
-      absl::StatusOr<Result> result =
-          worker.ok() ? run_(*worker, task)
-                      : absl::StatusOr<Result>(worker.status());
+      absl::StatusOr<Result> result = run_(*worker, task);
       absl::MutexLock lock(&mu_);
       results_[task] = std::move(result);
     }
@@ -106,7 +140,7 @@ class LanePool {
     busy_seconds_[lane] = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - started)
                               .count();
-    if (worker.ok()) workers_[lane] = *std::move(worker);
+    workers_[lane] = std::move(worker);
   }
 
   const int lanes_;
@@ -117,8 +151,9 @@ class LanePool {
   std::vector<std::optional<absl::StatusOr<Result>>> results_
       ABSL_GUARDED_BY(mu_);
   int workers_made_ ABSL_GUARDED_BY(mu_) = 0;
+  int next_ ABSL_GUARDED_BY(mu_) = 0;  // the next task no one has started
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::optional<Worker>> workers_;
+  std::vector<absl::StatusOr<Worker>> workers_;
   std::vector<double> busy_seconds_;
   // Last: its threads use everything above.
   std::unique_ptr<tsl::thread::ThreadPool> pool_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,61 +18,101 @@ namespace xla {
 namespace remat {
 namespace {
 
-// A worker that says which lane made it and which tasks it ran.
+// A worker that says which tasks it ran.
 struct Tally {
-  int lane = 0;
   std::vector<int> tasks;
 };
 
-TEST(LanePoolTest, LaneKRunsTasksKPlusMultiplesOfTheLanesInOrder) {
+// Runs every task: the caller claims tasks until task `i` is in, as the
+// frontier search does, and returns the tasks it ran itself.
+std::vector<int> TakeAll(LanePool<Tally, std::string>& pool, int count,
+                         std::vector<std::string>& results) {
+  std::vector<int> mine;
+  for (int i = 0; i < count; ++i) {
+    while (!pool.Done(i)) {
+      const std::optional<int> task = pool.Claim();
+      if (!task.has_value()) break;
+      mine.push_back(*task);
+      pool.Give(*task, absl::StrCat("task ", *task, " by the caller"));
+    }
+    absl::StatusOr<std::string> result = pool.Take(i);
+    EXPECT_TRUE(result.ok()) << result.status();
+    results.push_back(result.ok() ? *result : "");
+  }
+  return mine;
+}
+
+TEST(LanePoolTest, EveryTaskRunsOnceAndIsTakenInOrder) {
+  constexpr int kTasks = 40;
+  LanePool<Tally, std::string> pool(
+      3, kTasks, []() -> absl::StatusOr<Tally> { return Tally{}; },
+      [](Tally& tally, int task) -> absl::StatusOr<std::string> {
+        tally.tasks.push_back(task);
+        absl::SleepFor(absl::Microseconds(200 * (task % 3)));
+        return absl::StrCat("task ", task);
+      });
+  std::vector<std::string> results;
+  std::vector<int> ran = TakeAll(pool, kTasks, results);
+  auto finished = pool.Finish();
+  ASSERT_EQ(finished.workers.size(), 3);
+  for (int lane = 0; lane < 3; ++lane) {
+    ASSERT_TRUE(finished.workers[lane].ok());
+    const std::vector<int>& tasks = finished.workers[lane]->tasks;
+    // Each worker starts its tasks in their order.
+    EXPECT_TRUE(std::is_sorted(tasks.begin(), tasks.end()));
+    ran.insert(ran.end(), tasks.begin(), tasks.end());
+    EXPECT_GE(finished.busy_seconds[lane], 0);
+  }
+  std::sort(ran.begin(), ran.end());
+  std::vector<int> all(kTasks);
+  for (int task = 0; task < kTasks; ++task) all[task] = task;
+  EXPECT_EQ(ran, all);
+  for (int task = 0; task < kTasks; ++task) {
+    EXPECT_TRUE(results[task] == absl::StrCat("task ", task) ||
+                results[task] == absl::StrCat("task ", task, " by the caller"))
+        << results[task];
+  }
+}
+
+// With no lane the caller runs every task, in order: the search with one
+// planner.
+TEST(LanePoolTest, WithNoLaneTheCallerRunsEveryTask) {
+  LanePool<Tally, std::string> pool(
+      0, 5, []() -> absl::StatusOr<Tally> { return Tally{}; },
+      [](Tally&, int) -> absl::StatusOr<std::string> {
+        return absl::InternalError("no lane runs a task");
+      });
+  std::vector<std::string> results;
+  EXPECT_EQ(TakeAll(pool, 5, results), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(results[4], "task 4 by the caller");
+  EXPECT_TRUE(pool.Finish().workers.empty());
+}
+
+// A lane whose worker is not made runs nothing; the others (and the
+// caller) run its share, and Finish says why it failed.
+TEST(LanePoolTest, AWorkerNotMadeLeavesItsTasksToTheOthers) {
   std::atomic<int> made{0};
   LanePool<Tally, std::string> pool(
-      3, 8, [&]() -> absl::StatusOr<Tally> { return Tally{made++, {}}; },
+      2, 6,
+      [&]() -> absl::StatusOr<Tally> {
+        if (made++ == 0) return absl::InternalError("no copy");
+        return Tally{};
+      },
       [](Tally& tally, int task) -> absl::StatusOr<std::string> {
         tally.tasks.push_back(task);
         return absl::StrCat("task ", task);
       });
-  for (int task = 0; task < 8; ++task) {
-    absl::StatusOr<std::string> result = pool.Take(task);
-    ASSERT_TRUE(result.ok()) << result.status();
-    EXPECT_EQ(*result, absl::StrCat("task ", task));
-  }
+  std::vector<std::string> results;
+  TakeAll(pool, 6, results);
   auto finished = pool.Finish();
-  ASSERT_EQ(finished.workers.size(), 3);
-  std::vector<std::vector<int>> runs;
-  for (const auto& worker : finished.workers) {
-    ASSERT_TRUE(worker.has_value());
-    runs.push_back(worker->tasks);
-  }
-  // Which worker is which lane is the threads' order; what each ran is not.
-  std::sort(runs.begin(), runs.end());
-  EXPECT_EQ(runs,
-            (std::vector<std::vector<int>>{{0, 3, 6}, {1, 4, 7}, {2, 5}}));
-  for (double seconds : finished.busy_seconds) EXPECT_GE(seconds, 0);
-}
-
-TEST(LanePoolTest, AWorkerNotMadeFailsItsLanesTasksOnly) {
-  std::atomic<int> made{0};
-  LanePool<int, int> pool(
-      2, 4,
-      [&]() -> absl::StatusOr<int> {
-        if (made++ == 0) return absl::InternalError("no copy");
-        return 7;
-      },
-      [](int& worker, int task) -> absl::StatusOr<int> {
-        return worker + task;
-      });
   int failed = 0;
-  for (int task = 0; task < 4; ++task) {
-    absl::StatusOr<int> result = pool.Take(task);
-    if (result.ok()) {
-      EXPECT_EQ(*result, 7 + task);
-    } else {
-      EXPECT_EQ(result.status().message(), "no copy");
-      ++failed;
-    }
+  for (const auto& worker : finished.workers) {
+    if (worker.ok()) continue;
+    EXPECT_EQ(worker.status().message(), "no copy");
+    ++failed;
   }
-  EXPECT_EQ(failed, 2);  // one lane's two tasks
+  EXPECT_EQ(failed, 1);
+  EXPECT_EQ(results.size(), 6);
 }
 
 // A caller that returns early (on an error) does not wait for the tasks it

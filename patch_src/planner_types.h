@@ -57,9 +57,10 @@ struct FrontierSearch {
   // The platform's figure of the computation as given: the peak of the plan
   // of no moves, whose aim is the tracker's start. 0: the tracker's start.
   int64_t start_peak_bytes = 0;
-  // Planners that make the aims' plans at once, each on a copy of the
-  // module (remat_planner.cc, PlanEveryAim); 1: the one planner makes them.
-  // The points do not depend on it.
+  // Planners that make the aims' plans at once: the search's own and
+  // lanes - 1 more, each on a copy of the module (remat_planner.cc,
+  // FrontierPoints); 1: the one planner makes them. The points, and the
+  // sweeps and judgements made, do not depend on it.
   int lanes = 1;
 };
 

@@ -46,6 +46,7 @@
 #include "xla/service/remat/ranked_shortlist.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/score_dependencies.h"
+#include "xla/service/remat/verdict_store.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -261,19 +262,18 @@ class Planner {
   absl::StatusOr<JudgingCopy> JudgingCopyOf(const FinalOrder& order) {
     return remat::JudgingCopyOf(state_, order);
   }
-  // The judge's verdict of every plan judged on this planner, by signature.
-  // Kept across searches: a verdict is of the plan alone, so reading it
-  // here instead of judging again changes no search.
-  absl::flat_hash_map<std::string, PlanVerdict>& verdicts_by_signature() {
-    return verdicts_by_signature_;
-  }
-  // Another planner's verdicts: a signature names slots of the schedule
-  // both planners started from and the order of the computation's
-  // instructions, so it means one plan on either (where the two modules
-  // list their instructions differently, it matches nothing).
-  void AdoptVerdictsOf(Planner& other) {
-    verdicts_by_signature_.merge(other.verdicts_by_signature_);
-  }
+  // The judge's verdict of every plan judged on this planner, by signature,
+  // or on any planner sharing its store. Kept across searches: a verdict is
+  // of the plan alone, so reading it here instead of judging again changes
+  // no search.
+  VerdictStore& verdicts() { return *verdicts_; }
+  // Judges through `other`'s store from now on (a lane of the frontier
+  // search, whose verdicts the raises and the chosen plan made again come
+  // back to): a signature names slots of the schedule both planners started
+  // from and the order of the computation's instructions, so it means one
+  // plan on either (where the two modules list their instructions
+  // differently, it matches nothing). `other` must outlive this planner.
+  void ShareVerdictsOf(Planner& other) { verdicts_ = other.verdicts_; }
   // Whether the plan in hand may be applied (PlannerConfig::applicable;
   // unset: always).
   absl::StatusOr<bool> Applicable(
@@ -407,7 +407,8 @@ class Planner {
   PlanRecipe recipe_;
   absl::flat_hash_map<FreshPlan, PlanVerdict> fresh_verdicts_;
   absl::flat_hash_map<PlanKey, PlanOutcome> known_outcomes_;
-  absl::flat_hash_map<std::string, PlanVerdict> verdicts_by_signature_;
+  VerdictStore own_verdicts_;
+  VerdictStore* verdicts_ = &own_verdicts_;
   // kept_flops() of the plan revision `kept_flops_revision_`.
   mutable double kept_flops_ = 0;
   mutable int64_t kept_flops_revision_ = -1;
@@ -1064,18 +1065,16 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   // cannot reuse their addresses.)
   TF_RETURN_IF_ERROR(planner_.DropTakenBack());
   const FinalOrder order = planner_.FinalOrderInHand();
-  std::string signature = planner_.Signature(order);
-  PlanVerdict verdict;
-  if (auto known = planner_.verdicts_by_signature().find(signature);
-      known != planner_.verdicts_by_signature().end()) {
-    verdict = known->second;
-  } else {
-    TF_ASSIGN_OR_RETURN(JudgingCopy planned, planner_.JudgingCopyOf(order));
-    TF_ASSIGN_OR_RETURN(
-        verdict, config_.keep_plan(*planned.module, planned.alias_info.get()));
-    planner_.verdicts_by_signature().emplace(std::move(signature), verdict);
-    planner_.add_judge_seconds(SecondsSince(judging));
-  }
+  TF_ASSIGN_OR_RETURN(
+      const VerdictStore::Answer answer,
+      planner_.verdicts().VerdictOf(
+          planner_.Signature(order), [&]() -> absl::StatusOr<PlanVerdict> {
+            TF_ASSIGN_OR_RETURN(JudgingCopy planned,
+                                planner_.JudgingCopyOf(order));
+            return config_.keep_plan(*planned.module, planned.alias_info.get());
+          }));
+  if (answer.judged_here) planner_.add_judge_seconds(SecondsSince(judging));
+  const PlanVerdict& verdict = answer.verdict;
   judged_ = true;
   judged_revision_ = planner_.plan_revision();
   judged_verdict_ = verdict;
@@ -1603,12 +1602,14 @@ class PlanningLane {
 // The frontier's points: every aim's plan, and where the platform's figure
 // put a plan well below its aim, the plans of the raised aims that close the
 // gap (RaiseOvershootingAim), made by `planner` in the aims' order. With
-// more than one lane (FrontierSearch::lanes), the aims' plans are made
-// first by lanes, each a planner on its own copy of the module. An aim's
-// raises see the plans of the aims above it and their raises, and each
-// aim's search starts from nothing it did not make itself
-// (Planner::ForgetSearches): the points are those one planner makes, aim
-// after aim.
+// more than one lane (FrontierSearch::lanes), the aims' plans are made by
+// `planner` and by lanes, each a planner on its own copy of the module,
+// whichever is free first, and `planner` raises each aim as soon as its
+// plan is in. An aim's raises see the plans of the aims above it and their
+// raises; each aim's search starts from nothing it did not make itself
+// (Planner::ForgetSearches) but the verdicts, which all the planners share
+// (VerdictStore): the points, and the sweeps and judgements made, are those
+// one planner makes, aim after aim.
 absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                                             const HloModule& module,
                                             const HloComputation& computation,
@@ -1622,60 +1623,61 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                          ? config.frontier->start_peak_bytes
                          : start.aim_bytes;
   const std::vector<int64_t>& aims = config.frontier->aims;
-  const int lanes = std::min<int>(config.frontier->lanes, aims.size());
-  using Lanes = LanePool<std::unique_ptr<PlanningLane>, AimedPlan>;
-  std::optional<Lanes> pool;
-  if (lanes > 1) {
-    pool.emplace(
-        lanes, aims.size(),
-        [&] {
-          return PlanningLane::Make(module, computation, config, size_fn);
-        },
-        [&](std::unique_ptr<PlanningLane>& lane, int i) {
-          return PlanAimedAt(lane->planner(), config, aims[i]);
-        });
-  }
-  // Every aim's plan first, then the raises: raising on the caller's
-  // planner while the lanes still planned gained nothing on 2 cores
-  // (DenseNet-121, NASNetMobile: within the runs' 10% spread). Each aim's
-  // search forgets the others', so one planner makes the same plans in
-  // this order as aim by aim with its raises.
+  // The caller's planner is one lane; the others are copies.
+  const int copies =
+      std::max(0, std::min<int>(config.frontier->lanes, aims.size()) - 1);
+  LanePool<std::unique_ptr<PlanningLane>, AimedPlan> pool(
+      copies, aims.size(),
+      [&]() -> absl::StatusOr<std::unique_ptr<PlanningLane>> {
+        TF_ASSIGN_OR_RETURN(
+            std::unique_ptr<PlanningLane> lane,
+            PlanningLane::Make(module, computation, config, size_fn));
+        lane->planner().ShareVerdictsOf(planner);
+        return lane;
+      },
+      [&](std::unique_ptr<PlanningLane>& lane, int i) {
+        return PlanAimedAt(lane->planner(), config, aims[i]);
+      });
   const auto started = std::chrono::steady_clock::now();
-  std::vector<AimedPlan> plans;
+  const double judged_before = planner.judge_seconds();
+  double busy = 0;  // the caller's seconds planning and raising
   for (size_t i = 0; i < aims.size(); ++i) {
-    TF_ASSIGN_OR_RETURN(plans.emplace_back(),
-                        pool.has_value()
-                            ? pool->Take(i)
-                            : PlanAimedAt(planner, config, aims[i]));
-  }
-  if (pool.has_value()) {
-    // The lanes' searches are counted, and the judge's time is its share of
-    // the time the lanes took together, as the report's phases are shares of
-    // the pass's time.
-    Lanes::Finished finished = pool->Finish();
-    double judged = 0;
-    double busy = 0;
-    for (int lane = 0; lane < lanes; ++lane) {
-      busy += finished.busy_seconds[lane];
-      if (!finished.workers[lane].has_value()) continue;
-      Planner& counted = (*finished.workers[lane])->planner();
-      judged += counted.judge_seconds();
-      planner.AddCountsOf(counted);
-      // The raises and the chosen plan made again come back to the lanes'
-      // plans.
-      planner.AdoptVerdictsOf(counted);
+    // Until aim i is planned, the caller plans the next aim no one has
+    // started.
+    while (!pool.Done(i)) {
+      const std::optional<int> task = pool.Claim();
+      if (!task.has_value()) break;
+      const auto planning = std::chrono::steady_clock::now();
+      pool.Give(*task, PlanAimedAt(planner, config, aims[*task]));
+      busy += SecondsSince(planning);
     }
-    const double share =
-        busy > 0 ? std::min(1.0, SecondsSince(started) / busy) : 1.0;
-    planner.set_judge_seconds(planner.judge_seconds() + judged * share);
+    TF_ASSIGN_OR_RETURN(AimedPlan plan, pool.Take(i));
+    const auto raising = std::chrono::steady_clock::now();
+    const bool kept = plan.point.kept;
+    made.Add(std::move(plan));
+    if (kept) {
+      TF_RETURN_IF_ERROR(
+          RaiseOvershootingAim(planner, config, aims[i], start, made));
+    }
+    busy += SecondsSince(raising);
   }
-  for (size_t i = 0; i < aims.size(); ++i) {
-    const bool kept = plans[i].point.kept;
-    made.Add(std::move(plans[i]));
-    if (!kept) continue;
-    TF_RETURN_IF_ERROR(
-        RaiseOvershootingAim(planner, config, aims[i], start, made));
+  // The lanes' searches are counted, and the judge's time is its share of
+  // the time the lanes and the caller took together, as the report's phases
+  // are shares of the pass's time.
+  auto finished = pool.Finish();
+  double judged = planner.judge_seconds() - judged_before;
+  for (int lane = 0; lane < copies; ++lane) {
+    busy += finished.busy_seconds[lane];
+    // A lane that could not copy the module planned nothing: the others
+    // made its share, but the copy failing is a bug to report.
+    TF_RETURN_IF_ERROR(finished.workers[lane].status());
+    Planner& counted = (*finished.workers[lane])->planner();
+    judged += counted.judge_seconds();
+    planner.AddCountsOf(counted);
   }
+  const double share =
+      busy > 0 ? std::min(1.0, SecondsSince(started) / busy) : 1.0;
+  planner.set_judge_seconds(judged_before + judged * share);
   return made;
 }
 

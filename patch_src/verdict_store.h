@@ -1,0 +1,50 @@
+// The judge's verdicts by the signature of the plan judged (plan_signature.h),
+// shared by every planner of one frontier search: a plan one planner's
+// search judged is not judged again by another's.
+#ifndef XLA_SERVICE_REMAT_VERDICT_STORE_H_
+#define XLA_SERVICE_REMAT_VERDICT_STORE_H_
+
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/node_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "xla/service/remat/planner_types.h"
+
+namespace xla {
+namespace remat {
+
+// Thread-safe. A signature being judged is waited for, not judged twice:
+// the judgements made are the plans the searches ask of, once each,
+// whichever planner asks first, so their number does not depend on the
+// lanes or on timing.
+class VerdictStore {
+ public:
+  struct Answer {
+    PlanVerdict verdict;
+    bool judged_here = false;  // this call ran the judge
+  };
+
+  // The verdict of `signature`: known, waited for while another caller
+  // judges it, or judged now by `judge` (called without the lock). A
+  // judge's error is every caller's answer for that signature.
+  absl::StatusOr<Answer> VerdictOf(
+      const std::string& signature,
+      absl::FunctionRef<absl::StatusOr<PlanVerdict>()> judge);
+
+ private:
+  struct Entry {
+    bool done = false;
+    absl::StatusOr<PlanVerdict> verdict;
+  };
+  absl::Mutex mu_;
+  // Nodes: an entry stays where it is while others are added.
+  absl::node_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace remat
+}  // namespace xla
+
+#endif  // XLA_SERVICE_REMAT_VERDICT_STORE_H_
