@@ -55,9 +55,9 @@ def test_a_tighter_budget_never_ends_higher_and_a_reachable_one_is_met(
 
 
 def test_the_frontier_does_not_depend_on_the_planning_threads(step: Path, tmp_path: Path):
-    """The aims are planned by lanes, each a planner on its own copy of the
-    module: one, two or five of them make the same points and the same
-    module (the names of the clones aside)."""
+    """The aims are planned by lanes, the pass's planner and planners on
+    copies of the module: one, two or five of them make the same points, the
+    same module (the names of the clones aside) and the same searches."""
     runs = []
     for threads in (1, 2, 5):
         out = tmp_path / str(threads)
@@ -70,6 +70,9 @@ def test_the_frontier_does_not_depend_on_the_planning_threads(step: Path, tmp_pa
     assert len({r["allocation_after_bytes"] for r in runs}) == 1
     assert len({r["flops_after"] for r in runs}) == 1
     assert len({r["instructions_after"] for r in runs}) == 1
+    # The planners share the judge's verdicts: the same plans are judged
+    # once each, whichever lane asks first.
+    assert len({(r["judgements"], r["plans_tried"]) for r in runs}) == 1
     assert "searched for again" not in " ".join(r["note"] for r in runs)
 
 
