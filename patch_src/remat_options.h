@@ -83,9 +83,10 @@ struct RematOptions {
   // Not a flag (hlo-remat --export-graph): where to write the entry as the
   // planner sees it (remat_graph.h), before planning; "" writes nothing.
   std::string export_graph_path;
-  // Not a flag (hlo-remat --planning-threads): threads the frontier search
-  // plans its aims on at once, each with its own copy of the module; 0: one
-  // per core, at most kMaxPlanningThreads. The plan does not depend on it.
+  // Not a flag (hlo-remat --planning-threads): planners the frontier search
+  // plans its aims with at once, the pass's own and the rest each on a copy
+  // of the module; 0: one per core, at most kMaxPlanningThreads. The plan
+  // does not depend on it.
   int planning_threads = 0;
   // Not a flag (hlo-remat --judge-whole-copies): what the judge copies.
   JudgingCopyKind judging_copy = JudgingCopyKind::kStandInBodies;
