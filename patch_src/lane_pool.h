@@ -1,8 +1,8 @@
 // Tasks run by a few lanes and by the caller at once, each task by whoever
 // is free first, their results taken in order as they are made: the
 // frontier search plans its aims this way (remat_planner.cc), each lane a
-// planner on its own copy of the module, the caller on the module itself
-// between the raises of the aims already planned.
+// planner on its own copy of the module, the caller too between the raises
+// of the aims already planned.
 #ifndef XLA_SERVICE_REMAT_LANE_POOL_H_
 #define XLA_SERVICE_REMAT_LANE_POOL_H_
 

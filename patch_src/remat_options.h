@@ -84,9 +84,9 @@ struct RematOptions {
   // planner sees it (remat_graph.h), before planning; "" writes nothing.
   std::string export_graph_path;
   // Not a flag (hlo-remat --planning-threads): planners the frontier search
-  // plans its aims with at once, the pass's own and the rest each on a copy
-  // of the module; 0: one per core, at most kMaxPlanningThreads. The plan
-  // does not depend on it.
+  // plans its aims with at once, each on a copy of the module, one of them
+  // on the pass's thread; 0: one per core, at most kMaxPlanningThreads. The
+  // plan does not depend on it.
   int planning_threads = 0;
   // Not a flag (hlo-remat --judge-whole-copies): what the judge copies.
   JudgingCopyKind judging_copy = JudgingCopyKind::kStandInBodies;

@@ -1603,13 +1603,13 @@ class PlanningLane {
 // put a plan well below its aim, the plans of the raised aims that close the
 // gap (RaiseOvershootingAim), made by `planner` in the aims' order. With
 // more than one lane (FrontierSearch::lanes), the aims' plans are made by
-// `planner` and by lanes, each a planner on its own copy of the module,
-// whichever is free first, and `planner` raises each aim as soon as its
-// plan is in. An aim's raises see the plans of the aims above it and their
-// raises; each aim's search starts from nothing it did not make itself
-// (Planner::ForgetSearches) but the verdicts, which all the planners share
-// (VerdictStore): the points, and the sweeps and judgements made, are those
-// one planner makes, aim after aim.
+// lanes, each a planner on its own copy of the module, the caller's among
+// them: whichever is free takes the next aim, and `planner` raises each aim
+// as soon as its plan is in. An aim's raises see the plans of the aims above
+// it and their raises; each aim's search starts from nothing it did not make
+// itself (Planner::ForgetSearches) but the verdicts, which all the planners
+// share (VerdictStore): the points, and the sweeps made, are those one
+// planner makes, aim after aim.
 absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                                             const HloModule& module,
                                             const HloComputation& computation,
@@ -1623,18 +1623,26 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                          ? config.frontier->start_peak_bytes
                          : start.aim_bytes;
   const std::vector<int64_t>& aims = config.frontier->aims;
-  // The caller's planner is one lane; the others are copies.
-  const int copies =
-      std::max(0, std::min<int>(config.frontier->lanes, aims.size()) - 1);
+  const int lanes = std::min<int>(config.frontier->lanes, aims.size());
+  auto make_lane = [&]() -> absl::StatusOr<std::unique_ptr<PlanningLane>> {
+    TF_ASSIGN_OR_RETURN(
+        std::unique_ptr<PlanningLane> lane,
+        PlanningLane::Make(module, computation, config, size_fn));
+    lane->planner().ShareVerdictsOf(planner);
+    return lane;
+  };
+  // The caller is one of the lanes, and plans the aims it takes on a copy
+  // too: `planner`'s module then sees only the raises and the chosen plan
+  // made again, in an order that does not depend on timing, so neither do
+  // the names and ids of the clones the pass adds.
+  std::unique_ptr<PlanningLane> own_lane;
+  if (lanes > 1) {
+    TF_ASSIGN_OR_RETURN(own_lane, make_lane());
+  }
+  Planner& aims_planner = own_lane != nullptr ? own_lane->planner() : planner;
+  const int copies = std::max(0, lanes - 1);
   LanePool<std::unique_ptr<PlanningLane>, AimedPlan> pool(
-      copies, aims.size(),
-      [&]() -> absl::StatusOr<std::unique_ptr<PlanningLane>> {
-        TF_ASSIGN_OR_RETURN(
-            std::unique_ptr<PlanningLane> lane,
-            PlanningLane::Make(module, computation, config, size_fn));
-        lane->planner().ShareVerdictsOf(planner);
-        return lane;
-      },
+      copies, aims.size(), make_lane,
       [&](std::unique_ptr<PlanningLane>& lane, int i) {
         return PlanAimedAt(lane->planner(), config, aims[i]);
       });
@@ -1643,12 +1651,15 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   double busy = 0;  // the caller's seconds planning and raising
   for (size_t i = 0; i < aims.size(); ++i) {
     // Until aim i is planned, the caller plans the next aim no one has
-    // started.
+    // started. An error ends the search (the pool stops the lanes).
     while (!pool.Done(i)) {
       const std::optional<int> task = pool.Claim();
       if (!task.has_value()) break;
       const auto planning = std::chrono::steady_clock::now();
-      pool.Give(*task, PlanAimedAt(planner, config, aims[*task]));
+      absl::StatusOr<AimedPlan> plan =
+          PlanAimedAt(aims_planner, config, aims[*task]);
+      if (!plan.ok()) return plan.status();
+      pool.Give(*task, *std::move(plan));
       busy += SecondsSince(planning);
     }
     TF_ASSIGN_OR_RETURN(AimedPlan plan, pool.Take(i));
@@ -1663,9 +1674,14 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   }
   // The lanes' searches are counted, and the judge's time is its share of
   // the time the lanes and the caller took together, as the report's phases
-  // are shares of the pass's time.
+  // are shares of the pass's time. (A wait for a verdict another lane is
+  // judging counts as planning.)
   auto finished = pool.Finish();
   double judged = planner.judge_seconds() - judged_before;
+  if (own_lane != nullptr) {
+    judged += own_lane->planner().judge_seconds();
+    planner.AddCountsOf(own_lane->planner());
+  }
   for (int lane = 0; lane < copies; ++lane) {
     busy += finished.busy_seconds[lane];
     // A lane that could not copy the module planned nothing: the others
@@ -1682,7 +1698,7 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
 }
 
 // The frontier search (remat_planner.h, FrontierSearch): every aim's plan
-// is made on the one planner and judged; the chosen aim's search is made
+// is made (FrontierPoints) and judged; the chosen aim's search is made
 // again, as deterministic as the search's own re-plans, and applied.
 absl::StatusOr<PlannerResult> PlanFromFrontier(
     Planner& planner, const HloModule& module,

@@ -17,9 +17,10 @@ namespace xla {
 namespace remat {
 
 // Thread-safe. A signature being judged is waited for, not judged twice:
-// the judgements made are the plans the searches ask of, once each,
-// whichever planner asks first, so their number does not depend on the
-// lanes or on timing.
+// the judgements made are the signatures the searches ask of, once each,
+// whichever planner asks first, so their number does not depend on timing.
+// (Planners whose modules list the computation's instructions in different
+// orders sign one plan differently: more judgements, the same verdicts.)
 class VerdictStore {
  public:
   struct Answer {
