@@ -1631,21 +1631,22 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     lane->planner().ShareVerdictsOf(planner);
     return lane;
   };
-  // The caller is one of the lanes, and plans the aims it takes on a copy
-  // too: `planner`'s module then sees only the raises and the chosen plan
-  // made again, in an order that does not depend on timing, so neither do
-  // the names and ids of the clones the pass adds.
-  std::unique_ptr<PlanningLane> own_lane;
-  if (lanes > 1) {
-    TF_ASSIGN_OR_RETURN(own_lane, make_lane());
-  }
-  Planner& aims_planner = own_lane != nullptr ? own_lane->planner() : planner;
   const int copies = std::max(0, lanes - 1);
   LanePool<std::unique_ptr<PlanningLane>, AimedPlan> pool(
       copies, aims.size(), make_lane,
       [&](std::unique_ptr<PlanningLane>& lane, int i) {
         return PlanAimedAt(lane->planner(), config, aims[i]);
       });
+  // The caller is one of the lanes, and plans the aims it takes on a copy
+  // too (made while the other lanes make theirs; nothing writes the module
+  // before Claim returns): `planner`'s module then sees only the raises and
+  // the chosen plan made again, in an order that does not depend on timing,
+  // so neither do the names and ids of the clones the pass adds.
+  std::unique_ptr<PlanningLane> own_lane;
+  if (lanes > 1) {
+    TF_ASSIGN_OR_RETURN(own_lane, make_lane());
+  }
+  Planner& aims_planner = own_lane != nullptr ? own_lane->planner() : planner;
   const auto started = std::chrono::steady_clock::now();
   const double judged_before = planner.judge_seconds();
   double busy = 0;  // the caller's seconds planning and raising
