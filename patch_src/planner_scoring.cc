@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -28,19 +29,31 @@ struct ChainSearch {
   absl::flat_hash_set<int> seen;      // buffers already counted
   std::vector<int> seen_log;          // `seen` in insertion order
   int64_t extension = 0;  // bytes held across the sweep's slot for the clone
-  int horizon = 0;        // see Movable
+  // The bytes the value frees: once the extension is sure to reach them the
+  // move gains nothing, whatever the operands not yet read hold.
+  int64_t frees = 0;
+  // The least the extension can end at if one of the links being tried on
+  // the way down is not clonable: it is held across instead. Whatever they
+  // come to, the extension ends at no less than this or its present value
+  // (it only grows from one operand to the next at each depth).
+  int64_t least_if_links_fail = std::numeric_limits<int64_t>::max();
+  bool gave_up = false;         // the extension is sure to outweigh `frees`
+  int horizon = 0;              // see Movable
   ScoreReads* reads = nullptr;  // what the search read of the state
 
   // Each thread's one search, emptied for the next evaluation: the sets
   // keep their storage, and scoring was a large share of the allocator's
   // work when each evaluation built its own.
-  static ChainSearch& Fresh(int horizon, ScoreReads* reads) {
+  static ChainSearch& Fresh(int64_t frees, int horizon, ScoreReads* reads) {
     thread_local ChainSearch search;
     search.chain.clear();
     search.in_chain.clear();
     search.seen.clear();
     search.seen_log.clear();
     search.extension = 0;
+    search.frees = frees;
+    search.least_if_links_fail = std::numeric_limits<int64_t>::max();
+    search.gave_up = false;
     search.horizon = horizon;
     search.reads = reads;
     return search;
@@ -96,13 +109,44 @@ OperandReach ReachOf(const PlannerState& state, const HloInstruction* chosen,
   return held_across ? OperandReach::kHeldAcross : OperandReach::kLive;
 }
 
+// The bytes of `chosen`'s buffers not counted yet that a clone reading it
+// would hold across `slot`.
+int64_t UncountedHeldAcross(const PlannerState& state,
+                            const HloInstruction* chosen, int slot,
+                            const ChainSearch& search) {
+  const LivenessModel& liveness = state.liveness();
+  const std::vector<int>& buffers = state.BuffersOf(chosen);
+  int64_t bytes = 0;
+  for (auto it = buffers.begin(); it != buffers.end(); ++it) {
+    const int buffer = *it;
+    if (search.seen.contains(buffer) ||
+        std::find(buffers.begin(), it, buffer) != it ||
+        liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
+      continue;
+    }
+    if (liveness.End(buffer) < slot) bytes += liveness.Size(buffer);
+  }
+  return bytes;
+}
+
 // Adds the operands of `index` a clone at `late_slot` reads to the chain or
 // to the extension held across `slot`. False when the clone cannot read
-// them there.
+// them there, or when the search gives up (`gave_up`): the extension is
+// sure to outweigh what the move frees, so what it read so far decides the
+// score, and holds over the horizon narrowed so far. The operands left
+// unread are not among the score's reads either, so a move of one of them
+// does not score the value again (XLA:CPU fuses a deep ResNet's residual
+// stream into fusions of up to 188 operands, 36 of them activations, and
+// chains of such links read them all).
 bool CollectOperands(const PlannerState& state, int index, int slot,
                      int late_slot, bool chains, ChainSearch& search) {
   const LivenessModel& liveness = state.liveness();
   for (HloInstruction* operand : state.values()[index].producer->operands()) {
+    if (std::min(search.extension, search.least_if_links_fail) >=
+        search.frees) {
+      search.gave_up = true;
+      return false;
+    }
     HloInstruction* chosen =
         ChooseOperand(state, operand, late_slot, search.reads);
     const OperandReach reach =
@@ -124,8 +168,16 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
         const size_t chain_mark = search.chain.size();
         const size_t seen_mark = search.seen_log.size();
         const int64_t extension_mark = search.extension;
+        const int64_t least_mark = search.least_if_links_fail;
+        search.least_if_links_fail = std::min(
+            least_mark,
+            extension_mark + UncountedHeldAcross(state, chosen, slot, search));
         search.in_chain.insert(link);
-        if (CollectOperands(state, link, slot, late_slot, chains, search)) {
+        const bool clonable =
+            CollectOperands(state, link, slot, late_slot, chains, search);
+        search.least_if_links_fail = least_mark;
+        if (search.gave_up) return false;
+        if (clonable) {
           search.chain.push_back(link);
           continue;
         }
@@ -269,7 +321,8 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
                        ScoreReads& reads) {
   int first_late = 0;
   if (!Movable(state, index, slot, first_late, horizon, reads)) return false;
-  ChainSearch& search = ChainSearch::Fresh(horizon, &reads);
+  ChainSearch& search = ChainSearch::Fresh(
+      state.liveness().Size(state.values()[index].buffer), horizon, &reads);
   search.in_chain.insert(index);
   const bool clonable =
       CollectOperands(state, index, slot, first_late, chains, search);

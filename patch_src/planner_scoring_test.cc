@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/planner_test_util.h"
@@ -69,6 +70,91 @@ TEST_F(PlannerScoringTest, AScoreIsReusedUntilItsHorizon) {
   EXPECT_FALSE(Score(*state_, Index("a"), 4, cache));  // still valid
   EXPECT_TRUE(Score(*state_, Index("a"), 6, cache));   // past the horizon
   EXPECT_TRUE(cache.candidates.empty());  // read at 6: not movable there
+}
+
+// `v` reads `x` and `y`, both last read by it: a clone of `v` at the root
+// would hold `x` across the middle, as many bytes as `v` frees.
+constexpr absl::string_view kOutweighed = R"(
+HloModule outweighed, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  x = f32[256,256]{1,0} exponential(p)
+  y = f32[256,256]{1,0} tanh(p)
+  v = f32[256,256]{1,0} add(x, y)
+  m1 = f32[256,256]{1,0} exponential(p)
+  m2 = f32[256,256]{1,0} tanh(m1)
+  ROOT r = f32[256,256]{1,0} add(m2, v)
+})";
+
+class OutweighedOperandTest : public PlannerStateTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(Build(kOutweighed, /*chains=*/false, /*at=*/5));
+  }
+};
+
+// A fusion of a deep residual stream reads dozens of activations: once those
+// held across outweigh the value, the rest cannot make the move pay, and
+// reading them would only make the score stale more often.
+TEST_F(OutweighedOperandTest,
+       TheOperandsAfterOneThatOutweighsTheValueAreNotRead) {
+  Candidate candidate;
+  int horizon = state_->slot_count();
+  ScoreReads reads;
+  EXPECT_FALSE(EvaluateRecompute(*state_, Index("v"), 5, /*chains=*/false,
+                                 candidate, horizon, reads));
+  const auto read = [&](absl::string_view name) {
+    return absl::c_linear_search(reads.values, Index(name));
+  };
+  EXPECT_TRUE(read("x"));
+  EXPECT_FALSE(read("y"));
+  // The answer holds until the use, whatever happens to `y`.
+  EXPECT_EQ(horizon, 6);
+}
+
+// `v`'s chain would clone `w`, which reads `a` last (an articulation point:
+// its parameter has no other reader, so it is held across, not cloned) and
+// `b`.
+constexpr absl::string_view kOutweighedLink = R"(
+HloModule outweighed_link, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  q = f32[256,256]{1,0} parameter(1)
+  a = f32[256,256]{1,0} exponential(q)
+  z = f32[256,256]{1,0} negate(a)
+  b = f32[256,256]{1,0} tanh(p)
+  w = f32[256,256]{1,0} add(a, b)
+  y = f32[256,256]{1,0} add(z, p)
+  v = f32[256,256]{1,0} add(w, y)
+  m1 = f32[256,256]{1,0} exponential(p)
+  m2 = f32[256,256]{1,0} tanh(m1)
+  ROOT r = f32[256,256]{1,0} add(m2, v)
+})";
+
+class OutweighedLinkTest : public PlannerStateTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(Build(kOutweighedLink, /*chains=*/true, /*at=*/9));
+  }
+};
+
+// Cloning `w` holds `a` across, as many bytes as `v` frees; not cloning it
+// holds `w` itself: either way the move gains nothing, so neither `w`'s other
+// operand nor `v`'s is read.
+TEST_F(OutweighedLinkTest, ALinkSureToOutweighTheValueEndsTheSearch) {
+  ASSERT_TRUE(state_->IsArticulation(Named("a")));
+  ASSERT_FALSE(state_->IsArticulation(Named("w")));
+  Candidate candidate;
+  int horizon = state_->slot_count();
+  ScoreReads reads;
+  EXPECT_FALSE(EvaluateRecompute(*state_, Index("v"), 9, /*chains=*/true,
+                                 candidate, horizon, reads));
+  const auto read = [&](absl::string_view name) {
+    return absl::c_linear_search(reads.values, Index(name));
+  };
+  EXPECT_TRUE(read("a"));
+  EXPECT_FALSE(read("b"));
+  EXPECT_FALSE(read("y"));
 }
 
 }  // namespace
