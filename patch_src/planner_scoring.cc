@@ -136,8 +136,8 @@ int64_t UncountedHeldAcross(const PlannerState& state,
 // score, and holds over the horizon narrowed so far. The operands left
 // unread are not among the score's reads either, so a move of one of them
 // does not score the value again (XLA:CPU fuses a deep ResNet's residual
-// stream into fusions of up to 188 operands, 36 of them activations, and
-// chains of such links read them all).
+// stream into fusions of up to 188 operands, dozens of them activations,
+// and chains through such links read them all).
 bool CollectOperands(const PlannerState& state, int index, int slot,
                      int late_slot, bool chains, ChainSearch& search) {
   const LivenessModel& liveness = state.liveness();
