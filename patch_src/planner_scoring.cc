@@ -110,7 +110,9 @@ OperandReach ReachOf(const PlannerState& state, const HloInstruction* chosen,
 }
 
 // The bytes of `chosen`'s buffers not counted yet that a clone reading it
-// would hold across `slot`.
+// would hold across `slot`: what reading it adds to the extension, and, for
+// a link being tried, what holding it instead would add (one definition, so
+// that the search's bound on the latter is exact).
 int64_t UncountedHeldAcross(const PlannerState& state,
                             const HloInstruction* chosen, int slot,
                             const ChainSearch& search) {
@@ -140,7 +142,6 @@ int64_t UncountedHeldAcross(const PlannerState& state,
 // and chains through such links read them all).
 bool CollectOperands(const PlannerState& state, int index, int slot,
                      int late_slot, bool chains, ChainSearch& search) {
-  const LivenessModel& liveness = state.liveness();
   for (HloInstruction* operand : state.values()[index].producer->operands()) {
     if (std::min(search.extension, search.least_if_links_fail) >=
         search.frees) {
@@ -186,15 +187,9 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
         search.in_chain.erase(link);
       }
     }
+    search.extension += UncountedHeldAcross(state, chosen, slot, search);
     for (int buffer : state.BuffersOf(chosen)) {
-      if (!search.seen.insert(buffer).second) continue;
-      search.seen_log.push_back(buffer);
-      if (liveness.Size(buffer) == 0 || liveness.buffer(buffer).live_to_end) {
-        continue;
-      }
-      if (liveness.End(buffer) < slot) {
-        search.extension += liveness.Size(buffer);
-      }
+      if (search.seen.insert(buffer).second) search.seen_log.push_back(buffer);
     }
   }
   return true;

@@ -86,28 +86,32 @@ ENTRY main {
   ROOT r = f32[256,256]{1,0} add(m2, v)
 })";
 
-class OutweighedOperandTest : public PlannerStateTest {
+// Scores `v`'s recomputation, which finds no candidate, and says what it
+// read.
+class OutweighedTest : public PlannerStateTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(Build(kOutweighed, /*chains=*/false, /*at=*/5));
+  ScoreReads ReadsOfNoCandidate(int slot, bool chains, int& horizon) {
+    Candidate candidate;
+    horizon = state_->slot_count();
+    ScoreReads reads;
+    EXPECT_FALSE(EvaluateRecompute(*state_, Index("v"), slot, chains, candidate,
+                                   horizon, reads));
+    return reads;
+  }
+  bool Read(const ScoreReads& reads, absl::string_view name) const {
+    return absl::c_linear_search(reads.values, Index(name));
   }
 };
 
 // A fusion of a deep residual stream reads dozens of activations: once those
 // held across outweigh the value, the rest cannot make the move pay, and
 // reading them would only make the score stale more often.
-TEST_F(OutweighedOperandTest,
-       TheOperandsAfterOneThatOutweighsTheValueAreNotRead) {
-  Candidate candidate;
-  int horizon = state_->slot_count();
-  ScoreReads reads;
-  EXPECT_FALSE(EvaluateRecompute(*state_, Index("v"), 5, /*chains=*/false,
-                                 candidate, horizon, reads));
-  const auto read = [&](absl::string_view name) {
-    return absl::c_linear_search(reads.values, Index(name));
-  };
-  EXPECT_TRUE(read("x"));
-  EXPECT_FALSE(read("y"));
+TEST_F(OutweighedTest, TheOperandsAfterOneThatOutweighsTheValueAreNotRead) {
+  ASSERT_NO_FATAL_FAILURE(Build(kOutweighed, /*chains=*/false, /*at=*/5));
+  int horizon = 0;
+  const ScoreReads reads = ReadsOfNoCandidate(5, /*chains=*/false, horizon);
+  EXPECT_TRUE(Read(reads, "x"));
+  EXPECT_FALSE(Read(reads, "y"));
   // The answer holds until the use, whatever happens to `y`.
   EXPECT_EQ(horizon, 6);
 }
@@ -131,30 +135,18 @@ ENTRY main {
   ROOT r = f32[256,256]{1,0} add(m2, v)
 })";
 
-class OutweighedLinkTest : public PlannerStateTest {
- protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(Build(kOutweighedLink, /*chains=*/true, /*at=*/9));
-  }
-};
-
 // Cloning `w` holds `a` across, as many bytes as `v` frees; not cloning it
 // holds `w` itself: either way the move gains nothing, so neither `w`'s other
 // operand nor `v`'s is read.
-TEST_F(OutweighedLinkTest, ALinkSureToOutweighTheValueEndsTheSearch) {
+TEST_F(OutweighedTest, ALinkSureToOutweighTheValueEndsTheSearch) {
+  ASSERT_NO_FATAL_FAILURE(Build(kOutweighedLink, /*chains=*/true, /*at=*/9));
   ASSERT_TRUE(state_->IsArticulation(Named("a")));
   ASSERT_FALSE(state_->IsArticulation(Named("w")));
-  Candidate candidate;
-  int horizon = state_->slot_count();
-  ScoreReads reads;
-  EXPECT_FALSE(EvaluateRecompute(*state_, Index("v"), 9, /*chains=*/true,
-                                 candidate, horizon, reads));
-  const auto read = [&](absl::string_view name) {
-    return absl::c_linear_search(reads.values, Index(name));
-  };
-  EXPECT_TRUE(read("a"));
-  EXPECT_FALSE(read("b"));
-  EXPECT_FALSE(read("y"));
+  int horizon = 0;
+  const ScoreReads reads = ReadsOfNoCandidate(9, /*chains=*/true, horizon);
+  EXPECT_TRUE(Read(reads, "a"));
+  EXPECT_FALSE(Read(reads, "b"));
+  EXPECT_FALSE(Read(reads, "y"));
 }
 
 }  // namespace
