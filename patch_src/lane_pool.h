@@ -30,12 +30,15 @@ namespace remat {
 // worker once, in its own thread; a lane whose worker cannot be made runs
 // nothing and leaves its tasks to the others. Claim and Take wait for every
 // lane's worker to be made: what the workers are made from may be written
-// once either has returned.
+// once either has returned. A lane done with its tasks hands its worker to
+// `retire`, if given, in its own thread: what a worker holds is freed there
+// while the caller and the other lanes go on.
 template <typename Worker, typename Result>
 class LanePool {
  public:
   using MakeWorker = std::function<absl::StatusOr<Worker>()>;
   using RunTask = std::function<absl::StatusOr<Result>(Worker&, int task)>;
+  using RetireWorker = std::function<void(int lane, Worker&)>;
 
   // What the lanes leave: each lane's worker, or why it could not be made,
   // and the seconds the lane worked.
@@ -44,11 +47,13 @@ class LanePool {
     std::vector<double> busy_seconds;
   };
 
-  LanePool(int lanes, int count, MakeWorker make, RunTask run)
+  LanePool(int lanes, int count, MakeWorker make, RunTask run,
+           RetireWorker retire = nullptr)
       : lanes_(lanes),
         count_(count),
         make_(std::move(make)),
         run_(std::move(run)),
+        retire_(std::move(retire)),
         results_(count),
         busy_seconds_(lanes, 0) {
     for (int lane = 0; lane < lanes; ++lane) {
@@ -140,6 +145,7 @@ class LanePool {
     busy_seconds_[lane] = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - started)
                               .count();
+    if (worker.ok() && retire_ != nullptr) retire_(lane, *worker);
     workers_[lane] = std::move(worker);
   }
 
@@ -147,6 +153,7 @@ class LanePool {
   const int count_;
   const MakeWorker make_;
   const RunTask run_;
+  const RetireWorker retire_;
   absl::Mutex mu_;
   std::vector<std::optional<absl::StatusOr<Result>>> results_
       ABSL_GUARDED_BY(mu_);

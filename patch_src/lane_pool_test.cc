@@ -74,6 +74,35 @@ TEST(LanePoolTest, EveryTaskRunsOnceAndIsTakenInOrder) {
   }
 }
 
+// Each lane hands its worker to `retire` once, in its own thread, after its
+// last task: what the worker holds is freed before Finish.
+TEST(LanePoolTest, EachLaneRetiresItsWorkerAfterItsLastTask) {
+  constexpr int kTasks = 12;
+  std::vector<int> retired_tasks(2, -1);
+  std::atomic<int> retirements{0};
+  LanePool<Tally, std::string> pool(
+      2, kTasks, []() -> absl::StatusOr<Tally> { return Tally{}; },
+      [](Tally& tally, int task) -> absl::StatusOr<std::string> {
+        tally.tasks.push_back(task);
+        absl::SleepFor(absl::Microseconds(300));
+        return absl::StrCat("task ", task);
+      },
+      [&](int lane, Tally& tally) {
+        ++retirements;
+        retired_tasks[lane] = tally.tasks.size();
+        tally.tasks.clear();
+      });
+  std::vector<std::string> results;
+  const int by_caller = TakeAll(pool, kTasks, results).size();
+  auto finished = pool.Finish();
+  EXPECT_EQ(retirements.load(), 2);
+  for (int lane = 0; lane < 2; ++lane) {
+    ASSERT_TRUE(finished.workers[lane].ok());
+    EXPECT_TRUE(finished.workers[lane]->tasks.empty());  // retired after all
+  }
+  EXPECT_EQ(retired_tasks[0] + retired_tasks[1] + by_caller, kTasks);
+}
+
 // With no lane the caller runs every task, in order: the search with one
 // planner.
 TEST(LanePoolTest, WithNoLaneTheCallerRunsEveryTask) {

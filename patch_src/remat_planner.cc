@@ -47,6 +47,7 @@
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/score_dependencies.h"
 #include "xla/service/remat/verdict_store.h"
+#include "xla/tsl/platform/env.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -198,12 +199,22 @@ class Planner {
     ++state_.result().judgements;
     state_.result().judge_seconds += seconds;
   }
+  // The sweeps and judgements a planner made, and the judge's seconds.
+  struct Counts {
+    int plans_tried = 0;
+    int judgements = 0;
+    double judge_seconds = 0;
+  };
+  Counts counts() const {
+    const PlannerResult& result = state_.result();
+    return {result.plans_tried, result.judgements, result.judge_seconds};
+  }
   // The sweeps and judgements another planner made (a lane of the frontier
-  // search).
-  void AddCountsOf(const Planner& other) {
+  // search); its judge's seconds are the caller's to share out.
+  void AddCounts(const Counts& other) {
     PlannerResult& result = state_.result();
-    result.plans_tried += other.state_.result().plans_tried;
-    result.judgements += other.state_.result().judgements;
+    result.plans_tried += other.plans_tried;
+    result.judgements += other.judgements;
   }
   double judge_seconds() const { return state_.result().judge_seconds; }
   void set_judge_seconds(double seconds) {
@@ -1459,6 +1470,10 @@ struct MadeFrontier {
   // The compute cap, not the aim, stopped some plan at its peak: what the
   // report says when no plan is chosen.
   bool capped = false;
+  // Frees the caller's planning lane while the chosen plan is made again
+  // (a module copy: about half a second on ResNet-152); joined when the
+  // frontier is gone.
+  std::unique_ptr<tsl::Thread> freeing_own_lane;
   void Add(AimedPlan aimed) {
     capped |= aimed.capped;
     points.push_back(aimed.point);
@@ -1632,10 +1647,17 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     return lane;
   };
   const int copies = std::max(0, lanes - 1);
+  // What each lane counted, written by the lane as it frees its copy of the
+  // module, in its own thread once its aims are planned; read after Finish.
+  std::vector<Planner::Counts> lane_counts(copies);
   LanePool<std::unique_ptr<PlanningLane>, AimedPlan> pool(
       copies, aims.size(), make_lane,
       [&](std::unique_ptr<PlanningLane>& lane, int i) {
         return PlanAimedAt(lane->planner(), config, aims[i]);
+      },
+      [&](int lane, std::unique_ptr<PlanningLane>& worker) {
+        lane_counts[lane] = worker->planner().counts();
+        worker.reset();
       });
   // The caller is one of the lanes, and plans the aims it takes on a copy
   // too (made while the other lanes make theirs; nothing writes the module
@@ -1646,7 +1668,19 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   if (lanes > 1) {
     TF_ASSIGN_OR_RETURN(own_lane, make_lane());
   }
-  Planner& aims_planner = own_lane != nullptr ? own_lane->planner() : planner;
+  Planner::Counts own_counts;
+  // Once every aim is started, the caller's lane is freed in a thread of its
+  // own while the caller raises the aims and makes the chosen plan again.
+  auto free_own_lane = [&] {
+    if (own_lane == nullptr) return;
+    own_counts = own_lane->planner().counts();
+    made.freeing_own_lane.reset(tsl::Env::Default()->StartThread(
+        tsl::ThreadOptions(), "remat_free_lane",
+        // A function to run is copyable: the lane is held shared, once.
+        [lane = std::shared_ptr<PlanningLane>(std::move(own_lane))]() mutable {
+          lane.reset();
+        }));
+  };
   const auto started = std::chrono::steady_clock::now();
   const double judged_before = planner.judge_seconds();
   double busy = 0;  // the caller's seconds planning and raising
@@ -1655,7 +1689,12 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     // started. An error ends the search (the pool stops the lanes).
     while (!pool.Done(i)) {
       const std::optional<int> task = pool.Claim();
-      if (!task.has_value()) break;
+      if (!task.has_value()) {
+        free_own_lane();
+        break;
+      }
+      Planner& aims_planner =
+          own_lane != nullptr ? own_lane->planner() : planner;
       const auto planning = std::chrono::steady_clock::now();
       absl::StatusOr<AimedPlan> plan =
           PlanAimedAt(aims_planner, config, aims[*task]);
@@ -1673,24 +1712,22 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     }
     busy += SecondsSince(raising);
   }
+  free_own_lane();
   // The lanes' searches are counted, and the judge's time is its share of
   // the time the lanes and the caller took together, as the report's phases
   // are shares of the pass's time. (A wait for a verdict another lane is
   // judging counts as planning.)
   auto finished = pool.Finish();
   double judged = planner.judge_seconds() - judged_before;
-  if (own_lane != nullptr) {
-    judged += own_lane->planner().judge_seconds();
-    planner.AddCountsOf(own_lane->planner());
-  }
+  judged += own_counts.judge_seconds;
+  planner.AddCounts(own_counts);
   for (int lane = 0; lane < copies; ++lane) {
     busy += finished.busy_seconds[lane];
     // A lane that could not copy the module planned nothing: the others
     // made its share, but the copy failing is a bug to report.
     TF_RETURN_IF_ERROR(finished.workers[lane].status());
-    Planner& counted = (*finished.workers[lane])->planner();
-    judged += counted.judge_seconds();
-    planner.AddCountsOf(counted);
+    judged += lane_counts[lane].judge_seconds;
+    planner.AddCounts(lane_counts[lane]);
   }
   const double share =
       busy > 0 ? std::min(1.0, SecondsSince(started) / busy) : 1.0;
