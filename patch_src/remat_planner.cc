@@ -1606,6 +1606,17 @@ class PlanningLane {
     return lane;
   }
   Planner& planner() { return *planner_; }
+  // Frees `lane` in a thread of its own, joined when the thread returned is
+  // destroyed.
+  static std::unique_ptr<tsl::Thread> FreeInAThread(
+      std::unique_ptr<PlanningLane> lane) {
+    return std::unique_ptr<tsl::Thread>(tsl::Env::Default()->StartThread(
+        tsl::ThreadOptions(), "remat_free_lane",
+        // A function to run is copyable: the lane is held shared, once.
+        [lane = std::shared_ptr<PlanningLane>(std::move(lane))]() mutable {
+          lane.reset();
+        }));
+  }
 
  private:
   PlanningLane() = default;
@@ -1674,12 +1685,7 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   auto free_own_lane = [&] {
     if (own_lane == nullptr) return;
     own_counts = own_lane->planner().counts();
-    made.freeing_own_lane.reset(tsl::Env::Default()->StartThread(
-        tsl::ThreadOptions(), "remat_free_lane",
-        // A function to run is copyable: the lane is held shared, once.
-        [lane = std::shared_ptr<PlanningLane>(std::move(own_lane))]() mutable {
-          lane.reset();
-        }));
+    made.freeing_own_lane = PlanningLane::FreeInAThread(std::move(own_lane));
   };
   const auto started = std::chrono::steady_clock::now();
   const double judged_before = planner.judge_seconds();
@@ -1718,8 +1724,8 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   // are shares of the pass's time. (A wait for a verdict another lane is
   // judging counts as planning.)
   auto finished = pool.Finish();
-  double judged = planner.judge_seconds() - judged_before;
-  judged += own_counts.judge_seconds;
+  double judged =
+      planner.judge_seconds() - judged_before + own_counts.judge_seconds;
   planner.AddCounts(own_counts);
   for (int lane = 0; lane < copies; ++lane) {
     busy += finished.busy_seconds[lane];
