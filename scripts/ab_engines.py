@@ -1,0 +1,148 @@
+"""Two builds of the engine on the same modules: whether they plan the same
+(the frontier file and the module written, byte for byte, and every report
+figure but the times) and what each pass took, run after run, the builds
+alternating. For a change meant to be exact and faster: on a shared 2-core
+machine one binary's pass time moves by tens of percent from run to run
+(docs/measured.md, "the lanes' copies freed"), so one run of each says
+nothing; alternate, repeat, and read the spread.
+
+    python scripts/ab_engines.py --base /tmp/base-hlo-remat --new build/engine/hlo-remat-engine \
+        --modules app_resnet152,app_densenet121 --devices cpu,gpu:h100_sxm --runs 3
+
+A module is a file of HLO text or a model name (`remat-harness` names, the
+catalogue's included, at --batch-size as the catalogue sweeps them; the step
+is traced if it is not cached). Exit status 1
+when any module plans differently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from remat_harness.engine import RematFlags
+from remat_harness.gpu import gpu_flags, parse_device
+from remat_harness.hlo_dump import ModelSpec
+from remat_harness.optimum_run import step_hlo
+
+# What differs between two runs of one binary: the clocks.
+TIMES = ("pass_seconds", "phase_seconds")
+
+
+@dataclass
+class Plan:
+    """What one run planned, as bytes to compare, and the time it took."""
+
+    pass_seconds: float
+    fingerprint: dict[str, str]
+
+
+@dataclass
+class Cell:
+    module: str
+    device: str
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    differences: list[str] = field(default_factory=list)
+
+
+def fingerprint(report: dict, out_dir: Path) -> dict[str, str]:
+    """Each file the run wrote, hashed, and the report less its clocks."""
+    planned = {k: v for k, v in report.items() if k not in TIMES}
+    files = {name: out_dir / name for name in ("frontier.json", "out.hlo")}
+    prints = {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in files.items()}
+    prints["report"] = hashlib.sha256(json.dumps(planned, sort_keys=True).encode()).hexdigest()
+    return prints
+
+
+def differences(base: dict[str, str], new: dict[str, str]) -> list[str]:
+    """What the two runs wrote differently, by name."""
+    return sorted(name for name in base.keys() | new.keys() if base.get(name) != new.get(name))
+
+
+def run_once(binary: Path, hlo: Path, device: str, budget: str, out_dir: Path) -> Plan:
+    _, target = parse_device(device)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    flags = gpu_flags(target) if target else []
+    flags += RematFlags(budget, "path").args()
+    report_path = out_dir / "report.json"
+    command = [str(binary), str(hlo), *flags, f"--frontier={out_dir / 'frontier.json'}"]
+    command += ["--report", str(report_path), "-o", str(out_dir / "out.hlo")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0 or not report_path.exists():
+        raise RuntimeError(f"{binary} on {hlo}: exit {proc.returncode}: {proc.stderr[-500:]}")
+    report = json.loads(report_path.read_text())
+    return Plan(report["pass_seconds"], fingerprint(report, out_dir))
+
+
+def module_hlo(module: str, device: str, batch: int) -> Path:
+    """`module` if it is a file, else the step of the model it names."""
+    if Path(module).is_file():
+        return Path(module)
+    platform, _ = parse_device(device)
+    return step_hlo(ModelSpec.parse(module, batch_size=batch), platform)
+
+
+def run_cell(
+    builds: dict[str, Path], hlo: Path, module: str, device: str, budget: str, runs: int, out: Path
+) -> Cell:
+    cell = Cell(module, device, {name: [] for name in builds})
+    first: dict[str, dict[str, str]] = {}
+    order = list(builds)
+    for run in range(runs):
+        # Each build goes first every other run: a machine that slows down
+        # (or warms up) over a series favours neither.
+        for name in order if run % 2 == 0 else reversed(order):
+            cell_dir = out / device.replace(":", "_") / Path(module).name / name
+            plan = run_once(builds[name], hlo, device, budget, cell_dir)
+            cell.seconds[name].append(plan.pass_seconds)
+            first.setdefault(name, plan.fingerprint)
+    cell.differences = differences(*first.values())
+    return cell
+
+
+def cell_line(cell: Cell) -> str:
+    same = "same" if not cell.differences else "DIFFERENT: " + ", ".join(cell.differences)
+    times = "; ".join(
+        f"{name} {', '.join(f'{s:.2f}' for s in sorted(seconds))}"
+        f" (min {min(seconds):.2f}, median {statistics.median(seconds):.2f})"
+        for name, seconds in cell.seconds.items()
+    )
+    return f"{cell.module} {cell.device}: {same}; {times}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", type=Path, required=True, help="the engine before the change")
+    parser.add_argument("--new", type=Path, required=True, help="the engine after it")
+    parser.add_argument("--modules", required=True, help="comma-separated files or model names")
+    parser.add_argument("--devices", default="cpu", help="cpu and/or gpu:TARGET, comma-separated")
+    parser.add_argument("--budget", default="0.5", help="--xla_rematerialization_mem_limit")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each build per module")
+    parser.add_argument("--batch-size", type=int, default=16, help="of a model named")
+    parser.add_argument("--out", type=Path, default=Path("reports/ab"))
+    args = parser.parse_args(argv)
+    for binary in (args.base, args.new):
+        if not binary.is_file():
+            parser.error(f"{binary}: no such engine binary")
+    builds = {"base": args.base, "new": args.new}
+    cells = []
+    for module in args.modules.split(","):
+        for device in args.devices.split(","):
+            hlo = module_hlo(module, device, args.batch_size)
+            cell = run_cell(builds, hlo, module, device, args.budget, args.runs, args.out)
+            print(cell_line(cell), flush=True)
+            cells.append(cell)
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = [vars(cell) for cell in cells]
+    (args.out / "ab.json").write_text(json.dumps(results, indent=1) + "\n")
+    return 1 if any(cell.differences for cell in cells) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""scripts/ab_engines.py: two builds of the engine on the same module say
+whether they plan the same, and give each run's pass time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from remat_harness.paths import hlo_remat_binary
+from tests import hlo_cases
+from tests.script_modules import load_script
+
+ab_engines = load_script("ab_engines")
+
+
+def test_differences_name_what_was_written_differently():
+    base = {"frontier.json": "a", "out.hlo": "b", "report": "c"}
+    assert ab_engines.differences(base, dict(base)) == []
+    assert ab_engines.differences(base, base | {"out.hlo": "x"}) == ["out.hlo"]
+    assert ab_engines.differences(base, {"report": "c"}) == ["frontier.json", "out.hlo"]
+
+
+def test_one_build_against_itself_plans_the_same(tmp_path: Path, capsys):
+    hlo = tmp_path / "residual.hlo"
+    hlo.write_text(hlo_cases.RESIDUAL)
+    engine = str(hlo_remat_binary())
+    out = tmp_path / "ab"
+    argv = ["--base", engine, "--new", engine, "--modules", str(hlo), "--runs", "2"]
+    assert ab_engines.main([*argv, "--budget", "1", "--out", str(out)]) == 0
+    (cell,) = json.loads((out / "ab.json").read_text())
+    assert cell["differences"] == []
+    assert [len(s) for s in cell["seconds"].values()] == [2, 2]
+    assert all(s > 0 for runs in cell["seconds"].values() for s in runs)
+    assert "residual.hlo cpu: same; base " in capsys.readouterr().out
+    # The run wrote what it compared: a frontier of the module's plans.
+    assert json.loads((out / "cpu" / "residual.hlo" / "new" / "frontier.json").read_text())
+
+
+def test_a_missing_binary_is_named(tmp_path: Path, capsys):
+    with pytest.raises(SystemExit):
+        ab_engines.main(["--base", str(tmp_path / "none"), "--new", "x", "--modules", "m"])
+    assert "none: no such engine binary" in capsys.readouterr().err
