@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new", type=Path, required=True, help="the engine after it")
     parser.add_argument("--modules", required=True, help="comma-separated files or model names")
     parser.add_argument("--devices", default="cpu", help="cpu and/or gpu:TARGET, comma-separated")
-    parser.add_argument("--budget", default="0.5", help="--xla_rematerialization_mem_limit")
+    parser.add_argument(
+        "--budget", default="0.5", help="the budget, as the engine's mem_limit flag takes it"
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs of each build per module")
     parser.add_argument("--batch-size", type=int, default=16, help="of a model named")
     parser.add_argument("--out", type=Path, default=Path("reports/ab"))
