@@ -21,15 +21,13 @@ import argparse
 import hashlib
 import json
 import statistics
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from remat_harness.engine import RematFlags
+from remat_harness.engine import RematFlags, run_hlo_remat
 from remat_harness.gpu import gpu_flags, parse_device
-from remat_harness.hlo_dump import ModelSpec
-from remat_harness.optimum_run import step_hlo
+from remat_harness.optimum_run import resolve_module
 
 # What differs between two runs of one binary: the clocks.
 TIMES = ("pass_seconds", "phase_seconds")
@@ -70,22 +68,13 @@ def run_once(binary: Path, hlo: Path, device: str, budget: str, out_dir: Path) -
     out_dir.mkdir(parents=True, exist_ok=True)
     flags = gpu_flags(target) if target else []
     flags += RematFlags(budget, "path").args()
-    report_path = out_dir / "report.json"
-    command = [str(binary), str(hlo), *flags, f"--frontier={out_dir / 'frontier.json'}"]
-    command += ["--report", str(report_path), "-o", str(out_dir / "out.hlo")]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=3600)
-    if proc.returncode != 0 or not report_path.exists():
-        raise RuntimeError(f"{binary} on {hlo}: exit {proc.returncode}: {proc.stderr[-500:]}")
-    report = json.loads(report_path.read_text())
-    return Plan(report["pass_seconds"], fingerprint(report, out_dir))
-
-
-def module_hlo(module: str, device: str, batch: int) -> Path:
-    """`module` if it is a file, else the step of the model it names."""
-    if Path(module).is_file():
-        return Path(module)
-    platform, _ = parse_device(device)
-    return step_hlo(ModelSpec.parse(module, batch_size=batch), platform)
+    flags.append(f"--frontier={out_dir / 'frontier.json'}")
+    run = run_hlo_remat(
+        hlo, flags, out_dir / "report.json", out_dir / "out.hlo", timeout_s=3600, binary=binary
+    )
+    if run.returncode != 0 or run.raw is None:
+        raise RuntimeError(f"{binary} on {hlo}: exit {run.returncode}: {run.stderr[-500:]}")
+    return Plan(run.raw["pass_seconds"], fingerprint(run.raw, out_dir))
 
 
 def run_cell(
@@ -136,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = []
     for module in args.modules.split(","):
         for device in args.devices.split(","):
-            hlo = module_hlo(module, device, args.batch_size)
+            hlo = resolve_module(module, parse_device(device)[0], args.batch_size)
             cell = run_cell(builds, hlo, module, device, args.budget, args.runs, args.out)
             print(cell_line(cell), flush=True)
             cells.append(cell)

@@ -66,8 +66,11 @@ def run_hlo_remat(
     check_numerics: bool = False,
     timeout_s: float = 600,
     env: dict[str, str] | None = None,
+    binary: Path | None = None,
 ) -> EngineRun:
-    cmd = [str(hlo_remat_binary()), str(hlo), "--report", str(report_path), *flags]
+    """`binary` (default: hlo_remat_binary()) on `hlo` with `flags`."""
+    engine = binary if binary is not None else hlo_remat_binary()
+    cmd = [str(engine), str(hlo), "--report", str(report_path), *flags]
     if output is not None:
         cmd += ["-o", str(output)]
     if check_numerics:

@@ -63,14 +63,14 @@ def step_hlo(spec: ModelSpec, platform: str) -> Path:
     return before_optimizations(spec) if platform == "gpu" else produce_hlo(spec) / "step.hlo"
 
 
-def resolve_module(module: str, platform: str) -> Path:
+def resolve_module(module: str, platform: str, batch_size: int = 64) -> Path:
     """The HLO file the engine reads: `module` if it is a file, else the step
-    of the model it names (step_hlo)."""
+    of the model it names (step_hlo) at `batch_size`."""
     path = Path(module)
     if path.exists():
         return path
     try:
-        spec = ModelSpec.parse(module)
+        spec = ModelSpec.parse(module, batch_size=batch_size)
     except ValueError as e:
         raise OptimumError(f"--module {module}: not a file, and {e}") from e
     return step_hlo(spec, platform)
