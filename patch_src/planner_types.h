@@ -46,6 +46,8 @@ struct OptimalConfig {
   int max_columns = 40000;
 };
 
+class BackgroundFrees;  // background_frees.h
+
 // The frontier search (plan_frontier.h): the plan search once per aim, each
 // plan judged by keep_plan, all on one planner; `choose` picks the point
 // kept (nullopt: none, the computation stays as given), whose search is
@@ -63,6 +65,10 @@ struct FrontierSearch {
   // on it, nor do the judgements above 1 (with 1 too where the module lists
   // its instructions as its copies do, as a parsed module does).
   int lanes = 1;
+  // Where the lanes' copies are freed, each in a thread of its own once its
+  // aims are planned, joined when `frees` is destroyed: the pass's driver
+  // keeps it to its end. Null: joined before the search returns.
+  BackgroundFrees* frees = nullptr;
 };
 
 // The default PlannerConfig::out_of_line_factor.

@@ -19,6 +19,7 @@
 #include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/hlo_verifier.h"
+#include "xla/service/remat/background_frees.h"
 #include "xla/service/remat/callee_planning.h"
 #include "xla/service/remat/compact_layout.h"
 #include "xla/service/remat/cost_model.h"
@@ -524,6 +525,7 @@ class RematDriver {
         FrontierAims(DefaultFrontierShares(), report_.allocation_before_bytes,
                      allocation_scheduled_, report_.floor_bytes);
     search.start_peak_bytes = allocation_scheduled_;
+    search.frees = lane_frees_.get();
     search.lanes = options_.planning_threads > 0
                        ? options_.planning_threads
                        : std::min(kMaxPlanningThreads,
@@ -799,6 +801,11 @@ class RematDriver {
     return absl::OkStatus();
   }
 
+  // The frontier search's copies of the module, freed in threads of their
+  // own while the pass goes on; the driver waits for them when it is
+  // destroyed, at the pass's end.
+  std::unique_ptr<BackgroundFrees> lane_frees_ =
+      std::make_unique<BackgroundFrees>();
   HloModule* const module_;
   RematOptions options_;  // the budget in bytes once a relative one resolves
   const SizeFunction& size_fn_;

@@ -31,6 +31,7 @@
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/background_frees.h"
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/lane_pool.h"
 #include "xla/service/remat/milp_solver.h"
@@ -47,7 +48,6 @@
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/score_dependencies.h"
 #include "xla/service/remat/verdict_store.h"
-#include "xla/tsl/platform/env.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -1470,10 +1470,16 @@ struct MadeFrontier {
   // The compute cap, not the aim, stopped some plan at its peak: what the
   // report says when no plan is chosen.
   bool capped = false;
-  // Frees the caller's planning lane while the chosen plan is made again
-  // (a module copy: about half a second on ResNet-152); joined when the
-  // frontier is gone.
-  std::unique_ptr<tsl::Thread> freeing_own_lane;
+  // Where the lanes' copies of the module are freed, each in a thread of
+  // its own once its aims are planned (about a second each on DenseNet-121's
+  // CPU step): `given` (FrontierSearch::frees, which the pass's driver keeps
+  // to its end), else threads joined when this frontier is gone.
+  BackgroundFrees& FreesIn(BackgroundFrees* given) {
+    if (given != nullptr) return *given;
+    if (own_frees == nullptr) own_frees = std::make_unique<BackgroundFrees>();
+    return *own_frees;
+  }
+  std::unique_ptr<BackgroundFrees> own_frees;
   void Add(AimedPlan aimed) {
     capped |= aimed.capped;
     points.push_back(aimed.point);
@@ -1606,17 +1612,6 @@ class PlanningLane {
     return lane;
   }
   Planner& planner() { return *planner_; }
-  // Frees `lane` in a thread of its own, joined when the thread returned is
-  // destroyed.
-  static std::unique_ptr<tsl::Thread> FreeInAThread(
-      std::unique_ptr<PlanningLane> lane) {
-    return std::unique_ptr<tsl::Thread>(tsl::Env::Default()->StartThread(
-        tsl::ThreadOptions(), "remat_free_lane",
-        // A function to run is copyable: the lane is held shared, once.
-        [lane = std::shared_ptr<PlanningLane>(std::move(lane))]() mutable {
-          lane.reset();
-        }));
-  }
 
  private:
   PlanningLane() = default;
@@ -1658,8 +1653,9 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     return lane;
   };
   const int copies = std::max(0, lanes - 1);
-  // What each lane counted, written by the lane as it frees its copy of the
-  // module, in its own thread once its aims are planned; read after Finish.
+  BackgroundFrees& frees = made.FreesIn(config.frontier->frees);
+  // What each lane counted, written by the lane as it hands its copy of the
+  // module to `frees`, in its own thread; read after Finish.
   std::vector<Planner::Counts> lane_counts(copies);
   LanePool<std::unique_ptr<PlanningLane>, AimedPlan> pool(
       copies, aims.size(), make_lane,
@@ -1668,7 +1664,7 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
       },
       [&](int lane, std::unique_ptr<PlanningLane>& worker) {
         lane_counts[lane] = worker->planner().counts();
-        worker.reset();
+        frees.Free(std::move(worker));
       });
   // The caller is one of the lanes, and plans the aims it takes on a copy
   // too (made while the other lanes make theirs; nothing writes the module
@@ -1680,12 +1676,11 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
     TF_ASSIGN_OR_RETURN(own_lane, make_lane());
   }
   Planner::Counts own_counts;
-  // Once every aim is started, the caller's lane is freed in a thread of its
-  // own while the caller raises the aims and makes the chosen plan again.
+  // Once every aim is started, the caller's lane is freed likewise.
   auto free_own_lane = [&] {
     if (own_lane == nullptr) return;
     own_counts = own_lane->planner().counts();
-    made.freeing_own_lane = PlanningLane::FreeInAThread(std::move(own_lane));
+    frees.Free(std::move(own_lane));
   };
   const auto started = std::chrono::steady_clock::now();
   const double judged_before = planner.judge_seconds();

@@ -197,6 +197,7 @@ LABEL_EXCEPTIONS = {
     "absl/log/log.h": "@com_google_absl//absl/log",
     "absl/status/status.h": "@com_google_absl//absl/status",
     "absl/synchronization/mutex.h": "@com_google_absl//absl/synchronization",
+    "absl/synchronization/notification.h": "@com_google_absl//absl/synchronization",
     "absl/time/clock.h": "@com_google_absl//absl/time",
     "absl/time/time.h": "@com_google_absl//absl/time",
     "absl/strings/str_format.h": "@com_google_absl//absl/strings:str_format",
