@@ -1,6 +1,6 @@
 // Tasks run by a few lanes and by the caller at once, each task by whoever
 // is free first, their results taken in order as they are made: the
-// frontier search plans its aims this way (remat_planner.cc), each lane a
+// frontier search plans its aims this way (frontier_points.cc), each lane a
 // planner on its own copy of the module, the caller too between the raises
 // of the aims already planned.
 #ifndef XLA_SERVICE_REMAT_LANE_POOL_H_

@@ -60,7 +60,7 @@ struct FrontierSearch {
   // of no moves, whose aim is the tracker's start. 0: the tracker's start.
   int64_t start_peak_bytes = 0;
   // Planners that make the aims' plans at once, each on a copy of the
-  // module (remat_planner.cc, FrontierPoints); 1: the one planner makes
+  // module (frontier_points.cc, FrontierPoints); 1: the one planner makes
   // them, on the module itself. The points and the sweeps made do not depend
   // on it, nor do the judgements above 1 (with 1 too where the module lists
   // its instructions as its copies do, as a parsed module does).

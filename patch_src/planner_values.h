@@ -4,7 +4,7 @@
 // with what each changed, and the liveness model they act on.
 //
 // One class so that scoring (planner_scoring.h) can take it read-only and
-// the edits (planner_edits.h) and the driver (remat_planner.cc) can share it
+// the edits (planner_edits.h) and the planner (planner.h) can share it
 // without owning each other; the values and the moves are kept by their own
 // classes (value_table.h, move_log.h).
 #ifndef XLA_SERVICE_REMAT_PLANNER_VALUES_H_
