@@ -23,6 +23,7 @@
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/optimal_result.h"
 #include "xla/service/remat/remat_decision.h"
+#include "xla/service/remat/remat_planner_test_util.h"
 #include "xla/service/remat/remat_test_util.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
@@ -49,67 +50,10 @@ ENTRY main {
   ROOT t = (f32[256,256]{1,0}) tuple(new_w)
 })";
 
-// Four values of the parameter, each read early and again only at the end:
-// each recomputed there lowers the peak by one value.
-constexpr absl::string_view kFan = R"(
-HloModule fan, is_scheduled=true
-ENTRY main {
-  p = f32[256,256]{1,0} parameter(0)
-  a = f32[256,256]{1,0} exponential(p)
-  b = f32[256,256]{1,0} tanh(p)
-  c = f32[256,256]{1,0} negate(p)
-  d = f32[256,256]{1,0} sine(p)
-  x = f32[256,256]{1,0} add(a, b)
-  y = f32[256,256]{1,0} add(c, d)
-  e = f32[256,256]{1,0} add(x, y)
-  f = f32[256,256]{1,0} multiply(e, e)
-  g = f32[256,256]{1,0} add(f, d)
-  h = f32[256,256]{1,0} add(g, c)
-  i = f32[256,256]{1,0} add(h, b)
-  ROOT r = f32[256,256]{1,0} add(i, a)
-})";
-
-// How many of kFan's four values a plan recomputed after its top, `f`.
-int64_t MovedPastTheTop(const HloModule& planned) {
-  const HloComputation* entry = planned.entry_computation();
-  const auto& order = planned.schedule().sequence(entry).instructions();
-  auto top = std::find_if(order.begin(), order.end(),
-                          [](const auto* i) { return i->name() == "f"; });
-  return std::distance(top, order.end()) - 5;  // f, g, h, i, r
-}
-
-// A module, its costs and the planner's result on it.
-struct Planned {
-  std::unique_ptr<HloModule> module;
-  PlannerResult result;
-};
-
-absl::StatusOr<Planned> Plan(absl::string_view hlo,
-                             const PlannerConfig& config) {
-  Planned planned;
-  TF_ASSIGN_OR_RETURN(planned.module, ParseAndVerify(hlo));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<RematCostAnalysis> costs,
-                      AnalyzeCosts(*planned.module, PlainBytes));
-  TF_ASSIGN_OR_RETURN(
-      planned.result,
-      RunRematPlanner(planned.module.get(), config, PlainBytes, *costs));
-  return planned;
-}
-
-PlannerConfig AsLowAsPossible() {
-  PlannerConfig config;
-  config.target_bytes = 1;
-  return config;
-}
-
-int64_t EntrySize(const HloModule& module) {
-  return module.entry_computation()->instruction_count();
-}
-
 TEST(RematPlannerTest, NeedsASchedule) {
   const std::string unscheduled =
       absl::StrReplaceAll(kChain, {{", is_scheduled=true", ""}});
-  absl::StatusOr<Planned> planned = Plan(unscheduled, AsLowAsPossible());
+  absl::StatusOr<Planned> planned = PlanHlo(unscheduled, AsLowAsPossible());
   ASSERT_FALSE(planned.ok());
   EXPECT_EQ(planned.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(
@@ -117,7 +61,7 @@ TEST(RematPlannerTest, NeedsASchedule) {
 }
 
 TEST(RematPlannerTest, RecomputesTheCheapValueAndSaysWhereAndWhy) {
-  absl::StatusOr<Planned> planned = Plan(kChain, AsLowAsPossible());
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, AsLowAsPossible());
   ASSERT_TRUE(planned.ok()) << planned.status();
   const PlannerResult& result = planned->result;
   EXPECT_EQ(result.recomputed, 1);
@@ -143,7 +87,7 @@ TEST(RematPlannerTest, AJudgeThatSaysNoLeavesTheModuleAsGivenWithItsReason) {
     judged_instructions = EntrySize(planned);
     return PlanVerdict{/*keep=*/false, /*simulated_peak=*/0, "just because"};
   };
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   // The judge saw a copy with the plan applied; the module kept its nine.
   EXPECT_GT(judged_instructions, 9);
@@ -161,7 +105,7 @@ TEST(RematPlannerTest, AModelTooLargeForTheSolverKeepsThePlannersPlan) {
   PlannerConfig config = AsLowAsPossible();
   config.optimal = OptimalConfig();
   config.optimal->max_columns = 1;
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   const PlannerResult& result = planned->result;
   EXPECT_EQ(result.optimal.outcome, OptimalOutcome::kTooLarge);
@@ -179,162 +123,12 @@ TEST(RematPlannerTest, AJudgeThatSaysYesKeepsThePlan) {
     ++judged;
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/0, ""};
   };
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_GE(judged, 1);
   EXPECT_FALSE(planned->result.plan_rejected);
   EXPECT_EQ(planned->result.recomputed, 1);
   EXPECT_EQ(EntrySize(*planned->module), 10);
-}
-
-// The platform shares buffers the tracker counts apart: its figure is under
-// the tracker's by two values, so a frontier plan aimed at a budget lands
-// far below it. The frontier aims higher as well, and the budget gets the
-// cheaper plan that still meets it.
-TEST(RematPlannerTest, AFrontierPlanFarUnderItsAimIsJoinedByAHigherAimsPlan) {
-  absl::StatusOr<Planned> lowest = Plan(kFan, AsLowAsPossible());
-  ASSERT_TRUE(lowest.ok()) << lowest.status();
-  const int64_t start = lowest->result.initial_peak_bytes;
-  PlannerConfig config;
-  config.target_bytes = start - 3 * kSquareValueBytes;
-  config.keep_plan = [&](const HloModule& planned,
-                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
-    const int64_t clones = MovedPastTheTop(planned);
-    return PlanVerdict{/*keep=*/true, start - (clones + 2) * kSquareValueBytes,
-                       ""};
-  };
-  config.frontier = FrontierSearch{
-      {config.target_bytes}, [&](absl::Span<const FrontierPoint> points) {
-        return ChooseFromFrontier(points, config.target_bytes, start,
-                                  FrontierRules{});
-      }};
-  absl::StatusOr<Planned> planned = Plan(kFan, config);
-  ASSERT_TRUE(planned.ok()) << planned.status();
-  const PlannerResult& result = planned->result;
-  ASSERT_GE(result.frontier.size(), 2);
-  ASSERT_TRUE(result.frontier_chosen.has_value());
-  const FrontierPoint& chosen = result.frontier[*result.frontier_chosen];
-  EXPECT_GT(chosen.aim_bytes, config.target_bytes);
-  EXPECT_LE(chosen.peak_bytes, config.target_bytes);
-  EXPECT_LT(chosen.extra_flops, result.frontier[0].extra_flops);
-  EXPECT_LT(result.recomputed, 3);  // the plan aimed at the budget's
-  // Made again from its recipe, not by a second search.
-  EXPECT_FALSE(result.frontier_replay_missed);
-}
-
-// kFan planned as a frontier for a budget one value under the platform's
-// figure of its start, which is two values under the tracker's: the figure
-// is what the tracker counts less two values and the values recomputed
-// past the top. `start_peak_bytes` is what the frontier search is told of
-// the figure's start (0: the tracker's start).
-absl::StatusOr<Planned> PlanFanUnderItsFigure(bool told_the_figures_start) {
-  TF_ASSIGN_OR_RETURN(Planned lowest, Plan(kFan, AsLowAsPossible()));
-  const int64_t start = lowest.result.initial_peak_bytes;
-  const int64_t figure_start = start - 2 * kSquareValueBytes;
-  PlannerConfig config;
-  config.target_bytes = figure_start - kSquareValueBytes;
-  config.keep_plan = [figure_start](
-                         const HloModule& planned,
-                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
-    const int64_t clones = MovedPastTheTop(planned);
-    return PlanVerdict{/*keep=*/true, figure_start - clones * kSquareValueBytes,
-                       ""};
-  };
-  const int64_t budget = config.target_bytes;
-  config.frontier = FrontierSearch{
-      {budget},
-      [budget, figure_start](absl::Span<const FrontierPoint> points) {
-        return ChooseFromFrontier(points, budget, figure_start,
-                                  FrontierRules{});
-      },
-      told_the_figures_start ? figure_start : 0};
-  return Plan(kFan, config);
-}
-
-// The aim's plan recomputes three values, far under the budget. The raises
-// bracket the aim between it and the plan of no moves, whose peak is the
-// figure's start: one of them finds the plan that recomputes one value.
-// (With the tracker's start as that peak, they landed on the plan of two.)
-TEST(RematPlannerTest, TheRaisesBracketTheAimByThePlatformsFigure) {
-  absl::StatusOr<Planned> planned = PlanFanUnderItsFigure(true);
-  ASSERT_TRUE(planned.ok()) << planned.status();
-  ASSERT_GE(planned->result.frontier.size(), 2);
-  EXPECT_EQ(MovedPastTheTop(*planned->module), 1);
-}
-
-// Told nothing of the figure's start, the line puts the second raise where
-// the first landed: that plan is not a second point, and the raises end.
-TEST(RematPlannerTest, ARaiseThatLandsOnAPlanMadeEndsTheRaises) {
-  absl::StatusOr<Planned> planned = PlanFanUnderItsFigure(false);
-  ASSERT_TRUE(planned.ok()) << planned.status();
-  const std::vector<FrontierPoint>& points = planned->result.frontier;
-  EXPECT_EQ(points.size(), 2);  // the aim's plan and the first raise's
-  for (int i = 0; i < points.size(); ++i) {
-    for (int j = i + 1; j < points.size(); ++j) {
-      EXPECT_FALSE(points[i].peak_bytes == points[j].peak_bytes &&
-                   points[i].extra_flops == points[j].extra_flops)
-          << "points " << i << " and " << j << " are one plan";
-    }
-  }
-}
-
-// kFan's frontier at four aims, one value apart, planned by `lanes`
-// planners at once; the figure is the tracker's count less what the plan
-// recomputed past the top.
-absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
-  TF_ASSIGN_OR_RETURN(Planned lowest, Plan(kFan, AsLowAsPossible()));
-  const int64_t start = lowest.result.initial_peak_bytes;
-  PlannerConfig config;
-  config.target_bytes = start - 2 * kSquareValueBytes;
-  config.keep_plan = [start](const HloModule& planned,
-                             const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
-    return PlanVerdict{/*keep=*/true,
-                       start - MovedPastTheTop(planned) * kSquareValueBytes,
-                       ""};
-  };
-  const int64_t budget = config.target_bytes;
-  FrontierSearch search;
-  for (int values = 1; values <= 4; ++values) {
-    search.aims.push_back(start - values * kSquareValueBytes);
-  }
-  search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
-    return ChooseFromFrontier(points, budget, start, FrontierRules{});
-  };
-  search.lanes = lanes;
-  config.frontier = search;
-  return Plan(kFan, config);
-}
-
-// Lanes plan the aims at once, each on its own copy of the module, beside
-// the caller's planner: the points, the plan chosen, the plan applied and
-// the searches made are one planner's.
-TEST(RematPlannerTest, LanesMakeThePlansOnePlannerMakes) {
-  absl::StatusOr<Planned> one = PlanFanInLanes(1);
-  ASSERT_TRUE(one.ok()) << one.status();
-  for (int lanes : {2, 3, 8}) {
-    absl::StatusOr<Planned> many = PlanFanInLanes(lanes);
-    ASSERT_TRUE(many.ok()) << many.status();
-    const std::vector<FrontierPoint>& mine = many->result.frontier;
-    const std::vector<FrontierPoint>& theirs = one->result.frontier;
-    ASSERT_EQ(mine.size(), theirs.size()) << lanes << " lanes";
-    for (int i = 0; i < mine.size(); ++i) {
-      EXPECT_EQ(mine[i].aim_bytes, theirs[i].aim_bytes) << lanes << ", " << i;
-      EXPECT_EQ(mine[i].peak_bytes, theirs[i].peak_bytes) << lanes << ", " << i;
-      EXPECT_EQ(mine[i].extra_flops, theirs[i].extra_flops)
-          << lanes << ", " << i;
-    }
-    EXPECT_EQ(many->result.frontier_chosen, one->result.frontier_chosen);
-    EXPECT_FALSE(many->result.frontier_replay_missed);
-    EXPECT_EQ(MovedPastTheTop(*many->module), MovedPastTheTop(*one->module));
-    EXPECT_EQ(EntrySize(*many->module), EntrySize(*one->module));
-    // The lanes' searches are counted, and a plan two aims make is judged
-    // once, as on one planner.
-    EXPECT_GT(many->result.judgements, 0);
-    EXPECT_EQ(many->result.judgements, one->result.judgements);
-    EXPECT_EQ(many->result.plans_tried, one->result.plans_tried);
-  }
-  // Four aims, each its own plan.
-  EXPECT_EQ(one->result.frontier.size(), 4);
 }
 
 TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
@@ -343,7 +137,7 @@ TEST(RematPlannerTest, AJudgesErrorIsTheCallersError) {
                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return absl::InternalError("simulator failed");
   };
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_FALSE(planned.ok());
   EXPECT_EQ(planned.status().message(), "simulator failed");
 }
@@ -365,11 +159,11 @@ ENTRY main {
 
 TEST(RematPlannerTest, ACapThatLeftOutAMoveBelowThePeakDidNotStopThePlan) {
   absl::StatusOr<Planned> free =
-      Plan(kPeakPastTheCappedMove, AsLowAsPossible());
+      PlanHlo(kPeakPastTheCappedMove, AsLowAsPossible());
   ASSERT_TRUE(free.ok()) << free.status();
   PlannerConfig config = AsLowAsPossible();
   config.max_extra_flops = 0;
-  absl::StatusOr<Planned> capped = Plan(kPeakPastTheCappedMove, config);
+  absl::StatusOr<Planned> capped = PlanHlo(kPeakPastTheCappedMove, config);
   ASSERT_TRUE(capped.ok()) << capped.status();
   EXPECT_EQ(capped->result.recomputed, 0);
   // Without the cap the plan ends at the same peak: the cap did not stop it.
@@ -380,7 +174,7 @@ TEST(RematPlannerTest, ACapThatLeftOutAMoveBelowThePeakDidNotStopThePlan) {
 TEST(RematPlannerTest, ACapOfNoFlopsMakesNoMoveAndSaysSo) {
   PlannerConfig config = AsLowAsPossible();
   config.max_extra_flops = 0;
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.recomputed, 0);
   EXPECT_TRUE(planned->result.flops_capped);
@@ -439,12 +233,12 @@ TEST(RematPlannerTest, ARecomputationFarDearerPerByteThanThePlanIsTakenBack) {
   const std::string hlo = CheapValuesAndOneDear();
   PlannerConfig no_rule = AsLowAsPossible();
   no_rule.out_of_line_factor = 0;
-  absl::StatusOr<Planned> without = Plan(hlo, no_rule);
+  absl::StatusOr<Planned> without = PlanHlo(hlo, no_rule);
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->result.recomputed, 13);
   EXPECT_EQ(without->result.out_of_line, 0);
 
-  absl::StatusOr<Planned> with = Plan(hlo, AsLowAsPossible());
+  absl::StatusOr<Planned> with = PlanHlo(hlo, AsLowAsPossible());
   ASSERT_TRUE(with.ok()) << with.status();
   const PlannerResult& result = with->result;
   EXPECT_EQ(result.recomputed, 12);
@@ -468,7 +262,7 @@ TEST(RematPlannerTest, TheBudgetComesBeforeTheRuleOnFlopsPerByte) {
                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/1, ""};
   };
-  absl::StatusOr<Planned> met = Plan(CheapValuesAndOneDear(), config);
+  absl::StatusOr<Planned> met = PlanHlo(CheapValuesAndOneDear(), config);
   ASSERT_TRUE(met.ok()) << met.status();
   EXPECT_EQ(met->result.out_of_line, 0);
   EXPECT_EQ(met->result.recomputed, 13);
@@ -477,7 +271,7 @@ TEST(RematPlannerTest, TheBudgetComesBeforeTheRuleOnFlopsPerByte) {
                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/2, ""};
   };
-  absl::StatusOr<Planned> missed = Plan(CheapValuesAndOneDear(), config);
+  absl::StatusOr<Planned> missed = PlanHlo(CheapValuesAndOneDear(), config);
   ASSERT_TRUE(missed.ok()) << missed.status();
   EXPECT_EQ(missed->result.out_of_line, 1);
   EXPECT_EQ(missed->result.recomputed, 12);
@@ -487,14 +281,14 @@ TEST(RematPlannerTest, AMoveInLineWithThePlanStays) {
   // At a factor of 16 the product (about 12 times the plan's price) stays.
   PlannerConfig config = AsLowAsPossible();
   config.out_of_line_factor = 16;
-  absl::StatusOr<Planned> planned = Plan(CheapValuesAndOneDear(), config);
+  absl::StatusOr<Planned> planned = PlanHlo(CheapValuesAndOneDear(), config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.recomputed, 13);
   EXPECT_EQ(planned->result.out_of_line, 0);
 }
 
 TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
-  absl::StatusOr<Planned> first = Plan(kChain, AsLowAsPossible());
+  absl::StatusOr<Planned> first = PlanHlo(kChain, AsLowAsPossible());
   ASSERT_TRUE(first.ok()) << first.status();
   // A budget one recomputation meets by the tracker's count; the judge's
   // figure is over it until the plan recomputes more (alignment and
@@ -509,7 +303,7 @@ TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
     return PlanVerdict{/*keep=*/true,
                        config.target_bytes + (one_clone ? 1 : -1), ""};
   };
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_GE(judged, 2);
   EXPECT_GE(planned->result.plans_tried, 2);
@@ -523,16 +317,16 @@ TEST(RematPlannerTest, MetByTheTrackerMissedByTheJudgeAimsLower) {
 // reached, never below the floor. With the floor at that peak, no plan is
 // aimed there.
 TEST(RematPlannerTest, AimsBelowTheLowestPeakStopAtTheFloor) {
-  absl::StatusOr<Planned> lowest = Plan(kChain, AsLowAsPossible());
+  absl::StatusOr<Planned> lowest = PlanHlo(kChain, AsLowAsPossible());
   ASSERT_TRUE(lowest.ok()) << lowest.status();
   const int64_t reached = lowest->result.planned_peak_bytes;
   ASSERT_LT(reached, lowest->result.initial_peak_bytes);
   PlannerConfig config;
   config.target_bytes = reached - kSquareValueBytes / 4;
-  absl::StatusOr<Planned> descended = Plan(kChain, config);
+  absl::StatusOr<Planned> descended = PlanHlo(kChain, config);
   ASSERT_TRUE(descended.ok()) << descended.status();
   config.floor_bytes = reached;
-  absl::StatusOr<Planned> bounded = Plan(kChain, config);
+  absl::StatusOr<Planned> bounded = PlanHlo(kChain, config);
   ASSERT_TRUE(bounded.ok()) << bounded.status();
   EXPECT_EQ(descended->result.planned_peak_bytes, reached);
   EXPECT_EQ(bounded->result.planned_peak_bytes, reached);
@@ -544,7 +338,7 @@ TEST(RematPlannerTest, AimsBelowTheLowestPeakStopAtTheFloor) {
 // (BufferAssigner's figure can meet a budget the tracker's cannot); with the
 // floor at the budget, or a judge that puts the plan within it already, none.
 TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
-  absl::StatusOr<Planned> lowest = Plan(kChain, AsLowAsPossible());
+  absl::StatusOr<Planned> lowest = PlanHlo(kChain, AsLowAsPossible());
   ASSERT_TRUE(lowest.ok()) << lowest.status();
   const int64_t reached = lowest->result.planned_peak_bytes;
   PlannerConfig config;
@@ -557,7 +351,7 @@ TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
   auto planned = [&](int64_t floor_bytes, int64_t over) -> PlannerResult {
     config.floor_bytes = floor_bytes;
     judged_over = over;
-    absl::StatusOr<Planned> planned = Plan(kChain, config);
+    absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
     EXPECT_TRUE(planned.ok()) << planned.status();
     return planned.ok() ? planned->result : PlannerResult();
   };
@@ -578,7 +372,7 @@ TEST(RematPlannerTest, ACloseMissAimsPastTheBudgetWhenTheJudgeSaysMissed) {
 // count, so the search aims below the gap; 7% over, the planner stalled,
 // and it does not.
 TEST(RematPlannerTest, AJudgedMissOfAFewPercentAimsBelowTheGap) {
-  absl::StatusOr<Planned> lowest = Plan(kChain, AsLowAsPossible());
+  absl::StatusOr<Planned> lowest = PlanHlo(kChain, AsLowAsPossible());
   ASSERT_TRUE(lowest.ok()) << lowest.status();
   PlannerConfig config;
   config.target_bytes =
@@ -590,7 +384,7 @@ TEST(RematPlannerTest, AJudgedMissOfAFewPercentAimsBelowTheGap) {
   };
   auto plans_tried = [&](int64_t over) {
     judged_over = over;
-    absl::StatusOr<Planned> planned = Plan(kChain, config);
+    absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
     EXPECT_TRUE(planned.ok()) << planned.status();
     return planned.ok() ? planned->result.plans_tried : 0;
   };
@@ -601,30 +395,30 @@ TEST(RematPlannerTest, AJudgedMissOfAFewPercentAimsBelowTheGap) {
 TEST(RematPlannerTest, ValuesAtOrBelowTheSizeLimitAreNoCandidates) {
   PlannerConfig config = AsLowAsPossible();
   config.min_candidate_bytes = kSquareValueBytes;
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.recomputed, 0);
   EXPECT_TRUE(planned->result.decisions.empty());
 }
 
 TEST(RematPlannerTest, ATargetAtThePeakNeedsNoMove) {
-  absl::StatusOr<Planned> first = Plan(kChain, AsLowAsPossible());
+  absl::StatusOr<Planned> first = PlanHlo(kChain, AsLowAsPossible());
   ASSERT_TRUE(first.ok()) << first.status();
   PlannerConfig config;
   config.target_bytes = first->result.initial_peak_bytes;
-  absl::StatusOr<Planned> planned = Plan(kChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.recomputed, 0);
   EXPECT_EQ(planned->result.plans_tried, 1);
 }
 
 TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
-  absl::StatusOr<Planned> single = Plan(kPathChain, AsLowAsPossible());
+  absl::StatusOr<Planned> single = PlanHlo(kPathChain, AsLowAsPossible());
   ASSERT_TRUE(single.ok()) << single.status();
   EXPECT_EQ(single->result.recomputed, 0);
   PlannerConfig config = AsLowAsPossible();
   config.chains = true;
-  absl::StatusOr<Planned> chained = Plan(kPathChain, config);
+  absl::StatusOr<Planned> chained = PlanHlo(kPathChain, config);
   ASSERT_TRUE(chained.ok()) << chained.status();
   EXPECT_EQ(chained->result.recomputed, 3);
   EXPECT_EQ(
@@ -645,7 +439,7 @@ TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, 1000 - EntrySize(planned), ""};
   };
-  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kPathChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kNo);
   EXPECT_EQ(planned->result.recomputed, 3);
@@ -663,7 +457,7 @@ TEST(RematPlannerTest, PathFallsBackWhenSingleRecomputationsGoLower) {
                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, EntrySize(planned), ""};
   };
-  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kPathChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kWentLower);
   EXPECT_EQ(planned->result.recomputed, 0);
@@ -682,7 +476,7 @@ TEST(RematPlannerTest, PathKeepsTheCheaperPlanWhenBothMeetTheBudget) {
                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
     return PlanVerdict{/*keep=*/true, /*simulated_peak=*/0, ""};
   };
-  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kPathChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kCheaper);
   EXPECT_EQ(planned->result.recomputed, 0);
@@ -696,7 +490,7 @@ TEST(RematPlannerTest, PathKeepsTheCheaperPlanWhenBothMeetTheBudget) {
 TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
   PlannerConfig config = AsLowAsPossible();
   config.read_donated_until_written = true;
-  absl::StatusOr<Planned> planned = Plan(kDonatedUpdate, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kDonatedUpdate, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   const HloInstruction* root =
       planned->module->entry_computation()->root_instruction();
@@ -716,7 +510,7 @@ TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
   EXPECT_EQ(position(update->operand(0)) + 1, position(update));
 
   config.read_donated_until_written = false;
-  absl::StatusOr<Planned> earlier = Plan(kDonatedUpdate, config);
+  absl::StatusOr<Planned> earlier = PlanHlo(kDonatedUpdate, config);
   ASSERT_TRUE(earlier.ok()) << earlier.status();
   const HloInstruction* held = earlier->module->entry_computation()
                                    ->root_instruction()
@@ -731,7 +525,7 @@ TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
 TEST(RematPlannerTest, PathMissedOnlyByTheJudgeFallsBackToTheLowerPlan) {
   PlannerConfig chains = AsLowAsPossible();
   chains.chains = true;
-  absl::StatusOr<Planned> first = Plan(kPathChain, chains);
+  absl::StatusOr<Planned> first = PlanHlo(kPathChain, chains);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_LT(first->result.planned_peak_bytes, first->result.initial_peak_bytes);
   PlannerConfig config = chains;
@@ -742,7 +536,7 @@ TEST(RematPlannerTest, PathMissedOnlyByTheJudgeFallsBackToTheLowerPlan) {
     return PlanVerdict{/*keep=*/true,
                        config.target_bytes + (with_clones ? 1 : -1), ""};
   };
-  absl::StatusOr<Planned> planned = Plan(kPathChain, config);
+  absl::StatusOr<Planned> planned = PlanHlo(kPathChain, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ(planned->result.chains_dropped, ChainsDropped::kWentLower);
   EXPECT_EQ(planned->result.recomputed, 0);

@@ -1,0 +1,175 @@
+#include "xla/service/remat/frontier_points.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/planner_types.h"
+#include "xla/service/remat/remat_planner_test_util.h"
+#include "xla/service/remat/remat_test_util.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+// The frontier search runs through RunRematPlanner with
+// PlannerConfig::frontier set, as the pass runs it.
+
+// The platform shares buffers the tracker counts apart: its figure is under
+// the tracker's by two values, so a frontier plan aimed at a budget lands
+// far below it. The frontier aims higher as well, and the budget gets the
+// cheaper plan that still meets it.
+TEST(FrontierPointsTest, AFrontierPlanFarUnderItsAimIsJoinedByAHigherAimsPlan) {
+  absl::StatusOr<Planned> lowest = PlanHlo(kFan, AsLowAsPossible());
+  ASSERT_TRUE(lowest.ok()) << lowest.status();
+  const int64_t start = lowest->result.initial_peak_bytes;
+  PlannerConfig config;
+  config.target_bytes = start - 3 * kSquareValueBytes;
+  config.keep_plan = [&](const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
+    const int64_t clones = MovedPastTheTop(planned);
+    return PlanVerdict{/*keep=*/true, start - (clones + 2) * kSquareValueBytes,
+                       ""};
+  };
+  config.frontier = FrontierSearch{
+      {config.target_bytes}, [&](absl::Span<const FrontierPoint> points) {
+        return ChooseFromFrontier(points, config.target_bytes, start,
+                                  FrontierRules{});
+      }};
+  absl::StatusOr<Planned> planned = PlanHlo(kFan, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const PlannerResult& result = planned->result;
+  ASSERT_GE(result.frontier.size(), 2);
+  ASSERT_TRUE(result.frontier_chosen.has_value());
+  const FrontierPoint& chosen = result.frontier[*result.frontier_chosen];
+  EXPECT_GT(chosen.aim_bytes, config.target_bytes);
+  EXPECT_LE(chosen.peak_bytes, config.target_bytes);
+  EXPECT_LT(chosen.extra_flops, result.frontier[0].extra_flops);
+  EXPECT_LT(result.recomputed, 3);  // the plan aimed at the budget's
+  // Made again from its recipe, not by a second search.
+  EXPECT_FALSE(result.frontier_replay_missed);
+}
+
+// kFan planned as a frontier for a budget one value under the platform's
+// figure of its start, which is two values under the tracker's: the figure
+// is what the tracker counts less two values and the values recomputed
+// past the top. `start_peak_bytes` is what the frontier search is told of
+// the figure's start (0: the tracker's start).
+absl::StatusOr<Planned> PlanFanUnderItsFigure(bool told_the_figures_start) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  const int64_t figure_start = start - 2 * kSquareValueBytes;
+  PlannerConfig config;
+  config.target_bytes = figure_start - kSquareValueBytes;
+  config.keep_plan = [figure_start](
+                         const HloModule& planned,
+                         const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
+    const int64_t clones = MovedPastTheTop(planned);
+    return PlanVerdict{/*keep=*/true, figure_start - clones * kSquareValueBytes,
+                       ""};
+  };
+  const int64_t budget = config.target_bytes;
+  config.frontier = FrontierSearch{
+      {budget},
+      [budget, figure_start](absl::Span<const FrontierPoint> points) {
+        return ChooseFromFrontier(points, budget, figure_start,
+                                  FrontierRules{});
+      },
+      told_the_figures_start ? figure_start : 0};
+  return PlanHlo(kFan, config);
+}
+
+// The aim's plan recomputes three values, far under the budget. The raises
+// bracket the aim between it and the plan of no moves, whose peak is the
+// figure's start: one of them finds the plan that recomputes one value.
+// (With the tracker's start as that peak, they landed on the plan of two.)
+TEST(FrontierPointsTest, TheRaisesBracketTheAimByThePlatformsFigure) {
+  absl::StatusOr<Planned> planned = PlanFanUnderItsFigure(true);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  ASSERT_GE(planned->result.frontier.size(), 2);
+  EXPECT_EQ(MovedPastTheTop(*planned->module), 1);
+}
+
+// Told nothing of the figure's start, the line puts the second raise where
+// the first landed: that plan is not a second point, and the raises end.
+TEST(FrontierPointsTest, ARaiseThatLandsOnAPlanMadeEndsTheRaises) {
+  absl::StatusOr<Planned> planned = PlanFanUnderItsFigure(false);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const std::vector<FrontierPoint>& points = planned->result.frontier;
+  EXPECT_EQ(points.size(), 2);  // the aim's plan and the first raise's
+  for (int i = 0; i < points.size(); ++i) {
+    for (int j = i + 1; j < points.size(); ++j) {
+      EXPECT_FALSE(points[i].peak_bytes == points[j].peak_bytes &&
+                   points[i].extra_flops == points[j].extra_flops)
+          << "points " << i << " and " << j << " are one plan";
+    }
+  }
+}
+
+// kFan's frontier at four aims, one value apart, planned by `lanes`
+// planners at once; the figure is the tracker's count less what the plan
+// recomputed past the top.
+absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  PlannerConfig config;
+  config.target_bytes = start - 2 * kSquareValueBytes;
+  config.keep_plan = [start](const HloModule& planned,
+                             const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true,
+                       start - MovedPastTheTop(planned) * kSquareValueBytes,
+                       ""};
+  };
+  const int64_t budget = config.target_bytes;
+  FrontierSearch search;
+  for (int values = 1; values <= 4; ++values) {
+    search.aims.push_back(start - values * kSquareValueBytes);
+  }
+  search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
+    return ChooseFromFrontier(points, budget, start, FrontierRules{});
+  };
+  search.lanes = lanes;
+  config.frontier = search;
+  return PlanHlo(kFan, config);
+}
+
+// Lanes plan the aims at once, each on its own copy of the module, beside
+// the caller's planner: the points, the plan chosen, the plan applied and
+// the searches made are one planner's.
+TEST(FrontierPointsTest, LanesMakeThePlansOnePlannerMakes) {
+  absl::StatusOr<Planned> one = PlanFanInLanes(1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  for (int lanes : {2, 3, 8}) {
+    absl::StatusOr<Planned> many = PlanFanInLanes(lanes);
+    ASSERT_TRUE(many.ok()) << many.status();
+    const std::vector<FrontierPoint>& mine = many->result.frontier;
+    const std::vector<FrontierPoint>& theirs = one->result.frontier;
+    ASSERT_EQ(mine.size(), theirs.size()) << lanes << " lanes";
+    for (int i = 0; i < mine.size(); ++i) {
+      EXPECT_EQ(mine[i].aim_bytes, theirs[i].aim_bytes) << lanes << ", " << i;
+      EXPECT_EQ(mine[i].peak_bytes, theirs[i].peak_bytes) << lanes << ", " << i;
+      EXPECT_EQ(mine[i].extra_flops, theirs[i].extra_flops)
+          << lanes << ", " << i;
+    }
+    EXPECT_EQ(many->result.frontier_chosen, one->result.frontier_chosen);
+    EXPECT_FALSE(many->result.frontier_replay_missed);
+    EXPECT_EQ(MovedPastTheTop(*many->module), MovedPastTheTop(*one->module));
+    EXPECT_EQ(EntrySize(*many->module), EntrySize(*one->module));
+    // The lanes' searches are counted, and a plan two aims make is judged
+    // once, as on one planner.
+    EXPECT_GT(many->result.judgements, 0);
+    EXPECT_EQ(many->result.judgements, one->result.judgements);
+    EXPECT_EQ(many->result.plans_tried, one->result.plans_tried);
+  }
+  // Four aims, each its own plan.
+  EXPECT_EQ(one->result.frontier.size(), 4);
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
