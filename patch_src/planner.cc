@@ -22,7 +22,6 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/plan_recipe.h"
-#include "xla/service/remat/plan_signature.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_scoring.h"
@@ -30,7 +29,6 @@
 #include "xla/service/remat/ranked_shortlist.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/score_dependencies.h"
-#include "xla/service/remat/verdict_store.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
