@@ -7,9 +7,11 @@
 #define XLA_SERVICE_REMAT_PLAN_RECIPE_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "xla/service/remat/planner_types.h"
+#include "xla/service/remat/sweep_replay.h"
 
 namespace xla {
 namespace remat {
@@ -32,6 +34,9 @@ struct PlanRecipe {
   std::vector<PlanStep> steps;
   // False once the plan took a step no replay makes (the MILP's plan).
   bool replayable = true;
+  // The moves the first step's sweep kept: a replay applies them instead of
+  // sweeping again, on any planner of the same module (sweep_replay.h).
+  std::shared_ptr<const SweepRecord> first_sweep;
   // The settings the search left, which the report reads.
   bool chains = true;
   double cap = -1;

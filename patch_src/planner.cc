@@ -15,6 +15,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/log/log.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,7 @@
 #include "xla/service/remat/ranked_shortlist.h"
 #include "xla/service/remat/remat_decision.h"
 #include "xla/service/remat/score_dependencies.h"
+#include "xla/service/remat/sweep_replay.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -144,6 +146,10 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
     }
     ++plan_stamp_;
     shortlist.current = false;
+    if (recording_ != nullptr) {
+      recording_->moves.push_back(
+          {best, slot, state_.moves()[newest].new_values});
+    }
     kept_flops += state_.moves()[newest].flops;
     MarkScoresStale(state_, state_.moves()[newest]);
   }
@@ -254,11 +260,20 @@ absl::StatusOr<int> Planner::TakeBackOutOfLineMoves(
 }
 
 absl::StatusOr<int64_t> Planner::Plan(int64_t target) {
+  // Nothing swept or moved since RevertAll: the state every plan starts
+  // from, whatever was planned before.
+  const bool from_no_moves =
+      recipe_.steps.empty() && state_.moves().size() == 0;
+  if (replayed_in_hand_) TF_RETURN_IF_ERROR(SweepAgain());
   PlannerResult& result = state_.result();
   ++result.plans_tried;
   recipe_.steps.push_back({PlanStepKind::kPlan, target, state_.config().chains,
                            state_.config().max_extra_flops});
-  TF_RETURN_IF_ERROR(Sweep(target));
+  if (from_no_moves) {
+    TF_RETURN_IF_ERROR(SweepFromNoMoves(target));
+  } else {
+    TF_RETURN_IF_ERROR(Sweep(target));
+  }
   if (state_.config().chains) TF_RETURN_IF_ERROR(UndoChains(target));
   result.planned_peak_bytes = state_.liveness().Max();
   return result.planned_peak_bytes;
@@ -274,6 +289,7 @@ absl::Status Planner::RevertAll() {
   moves.Clear();
   capped_slots_.clear();
   recipe_ = PlanRecipe();
+  replayed_in_hand_ = false;
   // The next plan's clones reuse the fused computations of these.
   TF_RETURN_IF_ERROR(remat::DropTakenBack(state_));
   PlannerResult& result = state_.result();
@@ -286,27 +302,110 @@ absl::Status Planner::RevertAll() {
   return absl::OkStatus();
 }
 
+std::shared_ptr<const SweepRecord> Planner::RecordOf(int64_t target) const {
+  const PlannerConfig& config = state_.config();
+  if (offered_sweep_ != nullptr && offered_sweep_->target == target &&
+      offered_sweep_->chains == config.chains &&
+      offered_sweep_->cap == config.max_extra_flops) {
+    return offered_sweep_;
+  }
+  auto found = sweep_records_.find(
+      PlanKey{target, config.chains, config.max_extra_flops});
+  return found == sweep_records_.end() ? nullptr : found->second;
+}
+
+absl::Status Planner::SweepFromNoMoves(int64_t target) {
+  const PlannerConfig& config = state_.config();
+  const PlanKey key{target, config.chains, config.max_extra_flops};
+  if (!replay_sweeps_) return Sweep(target);
+  if (std::shared_ptr<const SweepRecord> record = RecordOf(target)) {
+    TF_ASSIGN_OR_RETURN(const bool same, ReplaySweep(state_, *record));
+    if (same) {
+      capped_slots_.insert(record->capped_slots.begin(),
+                           record->capped_slots.end());
+      ++plan_stamp_;  // as a sweep leaves it: no refusal carries over
+      replayed_in_hand_ = true;
+      recipe_.first_sweep = std::move(record);
+      ++state_.result().sweeps_replayed;
+      return absl::OkStatus();
+    }
+    // Not the same plan (a record of another module's planner): swept.
+    VLOG(1) << "rematerialization: the sweep at " << target
+            << " did not replay; swept again";
+    TF_RETURN_IF_ERROR(RevertAllKeepingRecipe());
+  }
+  auto record = std::make_shared<SweepRecord>();
+  record->target = target;
+  record->chains = config.chains;
+  record->cap = config.max_extra_flops;
+  record->first_added_value = state_.values().size();
+  recording_ = record.get();
+  const absl::Status swept = Sweep(target);
+  recording_ = nullptr;
+  TF_RETURN_IF_ERROR(swept);
+  record->capped_slots.assign(capped_slots_.begin(), capped_slots_.end());
+  record->peak = state_.liveness().Max();
+  record->move_flops = state_.moves().KeptFlops();
+  recipe_.first_sweep = record;
+  sweep_records_[key] = std::move(record);
+  return absl::OkStatus();
+}
+
+absl::Status Planner::TakeStep(const PlanStep& step) {
+  switch (step.kind) {
+    case PlanStepKind::kPlan:
+      // Only a change of chains marks the scores stale, as UseChains did.
+      if (step.chains != state_.config().chains) set_chains(step.chains);
+      set_max_extra_flops(step.cap);
+      return Plan(step.target).status();
+    case PlanStepKind::kTakeBackUnneeded:
+      return TakeBackUnneeded(step.target, step.recompute_only).status();
+    case PlanStepKind::kTakeBackOutOfLine:
+      return TakeBackOutOfLine(OutOfLineMoves()).status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Planner::SweepAgain() {
+  if (!recipe_.replayable) {
+    return absl::InternalError(
+        "rematerialization: a replayed sweep's plan took a step no replay "
+        "makes");
+  }
+  const std::vector<PlanStep> steps = recipe_.steps;
+  const bool chains = state_.config().chains;
+  const double cap = state_.config().max_extra_flops;
+  const int plans_tried = state_.result().plans_tried;
+  TF_RETURN_IF_ERROR(RevertAll());
+  const bool replay_sweeps = replay_sweeps_;
+  replay_sweeps_ = false;
+  absl::Status taken = absl::OkStatus();
+  for (const PlanStep& step : steps) {
+    taken = TakeStep(step);
+    if (!taken.ok()) break;
+  }
+  replay_sweeps_ = replay_sweeps;
+  TF_RETURN_IF_ERROR(taken);
+  if (chains != state_.config().chains) set_chains(chains);
+  set_max_extra_flops(cap);
+  // The search counts the plans it made, not how.
+  state_.result().plans_tried = plans_tried;
+  ++state_.result().sweeps_rescored;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> Planner::Replay(const PlanRecipe& recipe,
                                      const PlannerConfig& config) {
   TF_RETURN_IF_ERROR(StartSearch(config));
   if (!recipe.replayable) return false;
+  offered_sweep_ = recipe.first_sweep;
+  absl::Status taken = absl::OkStatus();
   for (const PlanStep& step : recipe.steps) {
-    switch (step.kind) {
-      case PlanStepKind::kPlan:
-        // Only a change of chains marks the scores stale, as UseChains did.
-        if (step.chains != state_.config().chains) set_chains(step.chains);
-        set_max_extra_flops(step.cap);
-        TF_RETURN_IF_ERROR(Plan(step.target).status());
-        break;
-      case PlanStepKind::kTakeBackUnneeded:
-        TF_RETURN_IF_ERROR(
-            TakeBackUnneeded(step.target, step.recompute_only).status());
-        break;
-      case PlanStepKind::kTakeBackOutOfLine:
-        TF_RETURN_IF_ERROR(TakeBackOutOfLine(OutOfLineMoves()).status());
-        break;
-    }
+    taken = TakeStep(step);
+    if (!taken.ok()) break;
   }
+  offered_sweep_ = nullptr;
+  TF_RETURN_IF_ERROR(taken);
   if (recipe.chains != state_.config().chains) set_chains(recipe.chains);
   set_max_extra_flops(recipe.cap);
   state_.result().chains_dropped = recipe.chains_dropped;

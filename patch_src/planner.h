@@ -38,6 +38,7 @@
 #include "xla/service/remat/ranked_shortlist.h"
 #include "xla/service/remat/score_dependencies.h"
 #include "xla/service/remat/size_function.h"
+#include "xla/service/remat/sweep_replay.h"
 #include "xla/service/remat/verdict_store.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
@@ -125,6 +126,10 @@ class Planner {
   // the plan the recipe recorded, or cannot be made.
   absl::StatusOr<bool> Replay(const PlanRecipe& recipe,
                               const PlannerConfig& config);
+  // Whether a sweep from no moves made before is made again by applying
+  // the moves it kept (sweep_replay.h); on by default. Off, every sweep
+  // scores: the plans are the same, their clones' names may differ.
+  void set_replay_sweeps(bool replay) { replay_sweeps_ = replay; }
   int64_t initial_peak() const { return state_.result().initial_peak_bytes; }
   double kept_cost() const { return state_.moves().KeptCost(); }
   bool has_moves() const { return state_.moves().HasKept(); }
@@ -162,10 +167,13 @@ class Planner {
     int plans_tried = 0;
     int judgements = 0;
     double judge_seconds = 0;
+    int sweeps_replayed = 0;
+    int sweeps_rescored = 0;
   };
   Counts counts() const {
     const PlannerResult& result = state_.result();
-    return {result.plans_tried, result.judgements, result.judge_seconds};
+    return {result.plans_tried, result.judgements, result.judge_seconds,
+            result.sweeps_replayed, result.sweeps_rescored};
   }
   // The sweeps and judgements another planner made (a lane of the frontier
   // search); its judge's seconds are the caller's to share out.
@@ -173,6 +181,8 @@ class Planner {
     PlannerResult& result = state_.result();
     result.plans_tried += other.plans_tried;
     result.judgements += other.judgements;
+    result.sweeps_replayed += other.sweeps_replayed;
+    result.sweeps_rescored += other.sweeps_rescored;
   }
   double judge_seconds() const { return state_.result().judge_seconds; }
   void set_judge_seconds(double seconds) {
@@ -317,6 +327,25 @@ class Planner {
 
  private:
   absl::Status Sweep(int64_t target);
+  // The sweep of a Plan from no moves: `offered_sweep_` or a record of the
+  // same sweep replayed, else swept and recorded.
+  absl::Status SweepFromNoMoves(int64_t target);
+  // The record of the same sweep as `target` with the chains and cap in
+  // force, or null.
+  std::shared_ptr<const SweepRecord> RecordOf(int64_t target) const;
+  // Takes back every move but keeps the recipe: a replay that missed.
+  absl::Status RevertAllKeepingRecipe() {
+    PlanRecipe recipe = std::move(recipe_);
+    TF_RETURN_IF_ERROR(RevertAll());
+    recipe_ = std::move(recipe);
+    return absl::OkStatus();
+  }
+  // The plan in hand made again by its recipe's steps with every sweep
+  // scored: a sweep continues from it, and a replayed sweep leaves neither
+  // scores nor the values a sweep activates as the sweep left them.
+  absl::Status SweepAgain();
+  // One step of a recipe, taken as the search took it.
+  absl::Status TakeStep(const PlanStep& step);
   absl::StatusOr<int> TakeBackUnneededMoves(int64_t target,
                                             bool recompute_only);
   // `dear` must be OutOfLineMoves() of the plan in hand: the recipe
@@ -383,6 +412,18 @@ class Planner {
   mutable int64_t kept_flops_revision_ = -1;
   // Where the compute cap left a move out, since the plan in hand started.
   absl::flat_hash_set<int> capped_slots_;
+  // The sweeps from no moves made on this planner, by what they were.
+  // Kept across searches: a replay is checked to come to the same plan.
+  absl::flat_hash_map<PlanKey, std::shared_ptr<const SweepRecord>>
+      sweep_records_;
+  // The moves the sweep in progress keeps, when it is recorded.
+  SweepRecord* recording_ = nullptr;
+  // A record Replay offers for its recipe's first sweep (made on another
+  // planner of the same module, perhaps).
+  std::shared_ptr<const SweepRecord> offered_sweep_;
+  bool replay_sweeps_ = true;
+  // The plan in hand was made by a replayed sweep (SweepAgain).
+  bool replayed_in_hand_ = false;
   // Changes with every move a sweep keeps, and between sweeps: a move
   // refused in one stamp is refused in it again (ScoreCache::refused_in),
   // so it is not applied and taken back again at the next slot: on a deep

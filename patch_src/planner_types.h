@@ -173,8 +173,14 @@ struct PlannerResult {
   int64_t initial_peak_bytes = 0;  // tracker, before the plan
   int64_t planned_peak_bytes = 0;  // tracker, after the plan
   int plans_tried = 0;             // sweeps of the schedule
-  double judge_seconds = 0;        // in keep_plan
-  int judgements = 0;              // calls of keep_plan
+  // Of plans_tried, sweeps made again by applying the moves the same sweep
+  // kept before (sweep_replay.h).
+  int sweeps_replayed = 0;
+  // Sweeps made again in full, not in plans_tried: another sweep continued
+  // from a replayed one's plan.
+  int sweeps_rescored = 0;
+  double judge_seconds = 0;  // in keep_plan
+  int judgements = 0;        // calls of keep_plan
   // Whether `path` kept the plan of single recomputations instead of its
   // chains, and why.
   ChainsDropped chains_dropped = ChainsDropped::kNo;

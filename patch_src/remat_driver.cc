@@ -628,6 +628,8 @@ class RematDriver {
       phase.SplitOff("judge", result.judge_seconds);
     }
     report_.plans_tried = result.plans_tried;
+    report_.sweeps_replayed = result.sweeps_replayed;
+    report_.sweeps_rescored = result.sweeps_rescored;
     report_.judgements = result.judgements;
     // Loop bodies and branches aim where the entry's plan aimed, so that the
     // frontier's choice, not the budget, decides them too.

@@ -208,6 +208,8 @@ std::string RematReport::ToJson() const {
   }
   field("phase_seconds", phases + "}");
   field("plans_tried", absl::StrCat(plans_tried));
+  field("sweeps_replayed", absl::StrCat(sweeps_replayed));
+  field("sweeps_rescored", absl::StrCat(sweeps_rescored));
   field("judgements", absl::StrCat(judgements));
   field("numerics", JsonQuote(NumericsName(numerics)));
   field("step_time_before_s", JsonNumber(step_time_before_s));

@@ -127,8 +127,10 @@ struct RematReport {
   // Where pass_seconds went, phase by phase in the order run (scheduling,
   // planning, judging plans, ...); the report's own measurements excluded.
   std::vector<std::pair<std::string, double>> phase_seconds;
-  int plans_tried = 0;  // sweeps of the schedule the planner made
-  int judgements = 0;   // plans judged by the platform's figure
+  int plans_tried = 0;      // sweeps of the schedule the planner made
+  int sweeps_replayed = 0;  // of them, made again by applying recorded moves
+  int sweeps_rescored = 0;  // made again in full, not in plans_tried
+  int judgements = 0;       // plans judged by the platform's figure
   Numerics numerics = Numerics::kSkipped;
   // Median XLA:CPU step time of the module before and after (hlo-remat
   // --time N); NaN, written as null, when not measured.

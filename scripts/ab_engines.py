@@ -1,6 +1,7 @@
 """Two builds of the engine on the same modules: whether they plan the same
 (the frontier file and the module written, byte for byte, and every report
-figure but the times) and what each pass took, run after run, the builds
+figure but the times; or the module and the report the same but for the
+names of instructions, one for one) and what each pass took, run after run, the builds
 alternating. For a change meant to be exact and faster: on a shared 2-core
 machine one binary's pass time moves by tens of percent from run to run
 (docs/measured.md, "the lanes' copies freed"), so one run of each says
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -29,8 +31,14 @@ from remat_harness.engine import RematFlags, run_hlo_remat
 from remat_harness.gpu import gpu_flags, parse_device
 from remat_harness.optimum_run import resolve_module
 
-# What differs between two runs of one binary: the clocks.
-TIMES = ("pass_seconds", "phase_seconds")
+# What differs between two runs of one binary: the clocks; and between two
+# builds that make the same plans in other ways: how many sweeps were made
+# again from the moves recorded.
+HOW_IT_RAN = ("pass_seconds", "phase_seconds", "sweeps_replayed", "sweeps_rescored")
+# What may name an instruction or a computation in HLO text and in the
+# report: a clone's name counts the names the module has given out, which a
+# change to what the search tries and drops moves (a sweep replayed).
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
 @dataclass
@@ -47,15 +55,41 @@ class Cell:
     device: str
     seconds: dict[str, list[float]] = field(default_factory=dict)
     differences: list[str] = field(default_factory=list)
+    # Of the differences, those that are the same text but for names.
+    renamed: list[str] = field(default_factory=list)
+
+
+def planned_report(report: dict) -> str:
+    """The report less its clocks, as text."""
+    return json.dumps({k: v for k, v in report.items() if k not in HOW_IT_RAN}, sort_keys=True)
 
 
 def fingerprint(report: dict, out_dir: Path) -> dict[str, str]:
     """Each file the run wrote, hashed, and the report less its clocks."""
-    planned = {k: v for k, v in report.items() if k not in TIMES}
     files = {name: out_dir / name for name in ("frontier.json", "out.hlo")}
     prints = {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in files.items()}
-    prints["report"] = hashlib.sha256(json.dumps(planned, sort_keys=True).encode()).hexdigest()
+    prints["report"] = hashlib.sha256(planned_report(report).encode()).hexdigest()
     return prints
+
+
+def same_but_names(base: str, new: str) -> bool:
+    """Whether two texts differ only in names, one name of `new` for each of
+    `base` throughout: the same module, its clones named otherwise."""
+    base_parts, new_parts = NAME.split(base), NAME.split(new)
+    if base_parts != new_parts:
+        return False
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for a, b in zip(NAME.findall(base), NAME.findall(new), strict=True):
+        if forward.setdefault(a, b) != b or backward.setdefault(b, a) != a:
+            return False
+    return True
+
+
+def written(out_dir: Path) -> str:
+    """What a run wrote that names instructions: the module and the report."""
+    report = json.loads((out_dir / "report.json").read_text())
+    return (out_dir / "out.hlo").read_text() + "\n" + planned_report(report)
 
 
 def differences(base: dict[str, str], new: dict[str, str]) -> list[str]:
@@ -92,11 +126,21 @@ def run_cell(
             cell.seconds[name].append(plan.pass_seconds)
             first.setdefault(name, plan.fingerprint)
     cell.differences = differences(*first.values())
+    if cell.differences and set(cell.differences) <= {"out.hlo", "report"}:
+        # The last run's files of each (a build writes the same every run).
+        cell_dir = out / device.replace(":", "_") / Path(module).name
+        if same_but_names(*(written(cell_dir / name) for name in order)):
+            cell.renamed = list(cell.differences)
     return cell
 
 
 def cell_line(cell: Cell) -> str:
-    same = "same" if not cell.differences else "DIFFERENT: " + ", ".join(cell.differences)
+    if not cell.differences:
+        same = "same"
+    elif cell.renamed == cell.differences:
+        same = "same but names (" + ", ".join(cell.renamed) + ")"
+    else:
+        same = "DIFFERENT: " + ", ".join(cell.differences)
     times = "; ".join(
         f"{name} {', '.join(f'{s:.2f}' for s in sorted(seconds))}"
         f" (min {min(seconds):.2f}, median {statistics.median(seconds):.2f})"
@@ -132,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results = [vars(cell) for cell in cells]
     (args.out / "ab.json").write_text(json.dumps(results, indent=1) + "\n")
-    return 1 if any(cell.differences for cell in cells) else 0
+    return 1 if any(cell.differences != cell.renamed for cell in cells) else 0
 
 
 if __name__ == "__main__":

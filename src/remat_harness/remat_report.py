@@ -97,6 +97,11 @@ class RematReport:
     # ({"chosen": i or None, "points": [{aim_bytes, peak_bytes, extra_flops,
     # kept, on_frontier}]}); None where the algorithm searches none.
     frontier: dict[str, Any] | None = None
+    # Of plans_tried, sweeps made again from the moves the same sweep kept;
+    # and sweeps made again in full (not in plans_tried) where another sweep
+    # continued from a replayed one's plan. 0 from engines before them.
+    sweeps_replayed: int = 0
+    sweeps_rescored: int = 0
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RematReport:
