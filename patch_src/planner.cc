@@ -45,6 +45,9 @@ absl::Status Planner::Sweep(int64_t target) {
   // Bounds the moves one sweep applies.
   const int max_applications = 4 * state_.slot_count() + 16;
   int applications = 0;
+  // Summed once, then kept as moves are kept: a sweep takes none back, so
+  // this is the log's sum, in the same order, at every slot.
+  double kept_flops = state_.moves().KeptFlops();
   for (int slot = 0; slot < state_.slot_count(); ++slot) {
     state_.set_sweep_slot(slot);
     if (slot > 0) {
@@ -54,7 +57,7 @@ absl::Status Planner::Sweep(int64_t target) {
     }
     TF_ASSIGN_OR_RETURN(
         const int applied,
-        LowerSlot(slot, target, max_applications - applications));
+        LowerSlot(slot, target, max_applications - applications, kept_flops));
     applications += applied;
   }
   return absl::OkStatus();
@@ -109,14 +112,13 @@ const Candidate* Planner::BestCandidate(
   return winner;
 }
 
-absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed) {
+absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
+                                       double& kept_flops) {
   LivenessModel& liveness = state_.liveness();
   // Values whose move passed the cap or raised the peak, at this slot.
   absl::flat_hash_set<int> rejected;
   Shortlist shortlist;
   int applied = 0;
-  // Summed once: the log's sum is over every move.
-  double kept_flops = state_.moves().KeptFlops();
   while (liveness.At(slot) > target && applied < allowed) {
     const Candidate* winner = BestCandidate(slot, rejected, shortlist);
     if (winner == nullptr) break;

@@ -353,8 +353,10 @@ class Planner {
   absl::StatusOr<int> TakeBackOutOfLineMoves(absl::Span<const PricedMove> dear);
   // Lowers the memory at `slot` towards `target` with the best moves there,
   // applying at most `allowed`; returns how many it applied (taken back at
-  // once included).
-  absl::StatusOr<int> LowerSlot(int slot, int64_t target, int allowed);
+  // once included). `kept_flops`, the kept moves' own FLOPs, grows by those
+  // it keeps.
+  absl::StatusOr<int> LowerSlot(int slot, int64_t target, int allowed,
+                                double& kept_flops);
   // The values at one slot that have candidates and were not refused, in the
   // order the scan meets them, while no move has been kept since they were
   // listed (the plan's stamp has not moved: those refused since are in
