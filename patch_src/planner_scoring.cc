@@ -381,6 +381,13 @@ bool Score(const PlannerState& state, int index, int slot, ScoreCache& cache) {
   // Valid from the slot it was scored at (a new sweep starts again at 0,
   // possibly with nothing applied in between) up to its horizon.
   if (cache.valid && cache.from <= slot && slot < cache.until) return false;
+  // Still valid, its reads are filed with the readers (a move that changed
+  // any of them would have marked it stale): filed again only if it reads
+  // something else now.
+  const bool filed = cache.valid && cache.reads_filed;
+  // Copied, not swapped out: each cache keeps the capacity its reads need.
+  thread_local ScoreReads filed_reads;
+  if (filed) filed_reads = cache.reads;
   cache.candidates.clear();
   cache.reads.Clear();
   cache.refused_in = -1;
@@ -404,6 +411,7 @@ bool Score(const PlannerState& state, int index, int slot, ScoreCache& cache) {
   cache.valid = true;
   cache.from = slot;
   cache.until = horizon;
+  cache.reads_filed = filed && cache.reads == filed_reads;
   return true;
 }
 

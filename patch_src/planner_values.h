@@ -75,6 +75,10 @@ struct ScoreReads {
     values.clear();
     origins.clear();
   }
+  bool operator==(const ScoreReads& other) const {
+    return buffers == other.buffers && values == other.values &&
+           origins == other.origins;
+  }
 };
 
 // The sweep's last scoring of one value: its candidates in the order they
@@ -86,6 +90,9 @@ struct ScoreCache {
   int until = 0;
   std::vector<Candidate> candidates;
   ScoreReads reads;
+  // `reads` are filed with the readers (ScoreReaders) already: scored again
+  // past its horizon, the value read the same as before.
+  bool reads_filed = false;
   // The plan's state (Planner's stamp) in which the best of `candidates`
   // was applied and raised the peak elsewhere; -1 if never. The same move
   // in the same state raises it again: it is refused without applying it.

@@ -75,7 +75,10 @@ void AddReader(std::vector<int>& list, int index) {
 }  // namespace
 
 void RegisterScoreReads(PlannerState& state, int index) {
-  const ScoreReads& reads = state.scores()[index].reads;
+  ScoreCache& cache = state.scores()[index];
+  if (cache.reads_filed) return;
+  cache.reads_filed = true;
+  const ScoreReads& reads = cache.reads;
   ScoreReaders& readers = state.score_readers();
   for (int buffer : reads.buffers) {
     AddReader(ListFor(readers.of_buffer, buffer), index);

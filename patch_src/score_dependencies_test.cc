@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/statusor.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/cost_model.h"
@@ -86,6 +87,34 @@ TEST_F(ScoreDependenciesTest, ScoresHoldUntilSomethingTheyReadChanges) {
   ASSERT_FALSE(state_->scores()[a].candidates.empty());
   // Nothing changed: the cached score is reused.
   EXPECT_FALSE(Score(*state_, a, slot_, state_->scores()[a]));
+}
+
+// Scored again past its horizon, a value that reads what it read is not
+// filed again: its readers' lists would grow by a repeat at every scoring.
+TEST_F(ScoreDependenciesTest, AScoreThatReadsTheSameIsFiledOnce) {
+  const int a = Scored("a");
+  const int c = Scored("c");  // filed after `a` in a list they share
+  ScoreCache& cache = state_->scores()[a];
+  const std::vector<int>& c_reads = state_->scores()[c].reads.buffers;
+  auto shared =
+      std::find_if(cache.reads.buffers.begin(), cache.reads.buffers.end(),
+                   [&](int b) { return absl::c_linear_search(c_reads, b); });
+  ASSERT_NE(shared, cache.reads.buffers.end());
+  const int buffer = *shared;
+  const size_t filed = state_->score_readers().of_buffer[buffer].size();
+  const int horizon = cache.until;
+  cache.until = slot_;  // past its horizon: scored afresh
+  EXPECT_TRUE(Score(*state_, a, slot_, cache));
+  EXPECT_TRUE(cache.reads_filed);
+  RegisterScoreReads(*state_, a);
+  EXPECT_EQ(state_->score_readers().of_buffer[buffer].size(), filed);
+  EXPECT_EQ(cache.until, horizon);
+  // Made stale, its lists were emptied: filed again.
+  MarkAllScoresStale(*state_);
+  EXPECT_TRUE(Score(*state_, a, slot_, cache));
+  EXPECT_FALSE(cache.reads_filed);
+  RegisterScoreReads(*state_, a);
+  EXPECT_EQ(state_->score_readers().of_buffer[buffer].size(), 1);
 }
 
 TEST_F(ScoreDependenciesTest, ARefusalLastsAsLongAsTheScore) {
