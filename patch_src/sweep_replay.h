@@ -3,10 +3,9 @@
 //
 // The searches make the same sweep again: to judge a plan they compared by
 // its outcome, to go back to their best plan after trying a take-back, to
-// end with the plan they keep. Scoring is about two thirds of a sweep and
-// refused moves most of the rest; on DenseNet-121's and ResNet-152's CPU
-// steps a fifth to a quarter of the sweeps' time went to sweeps made again
-// (docs/measured.md).
+// end with the plan they keep. Scoring and the moves tried and refused are
+// most of a sweep, and sweeps made again a sizeable share of the search's
+// time (docs/measured.md).
 //
 // Moves name values by their index in the value table, and every move tried
 // adds its clones' values at the next indices, refused moves' included, so
