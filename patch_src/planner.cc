@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/log/log.h"
@@ -304,23 +305,19 @@ absl::Status Planner::RevertAll() {
   return absl::OkStatus();
 }
 
-std::shared_ptr<const SweepRecord> Planner::RecordOf(int64_t target) const {
-  const PlannerConfig& config = state_.config();
-  if (offered_sweep_ != nullptr && offered_sweep_->target == target &&
-      offered_sweep_->chains == config.chains &&
-      offered_sweep_->cap == config.max_extra_flops) {
+std::shared_ptr<const SweepRecord> Planner::RecordOf(
+    const PlanKey& sweep) const {
+  if (offered_sweep_ != nullptr && offered_sweep_->sweep == sweep) {
     return offered_sweep_;
   }
-  auto found = sweep_records_.find(
-      PlanKey{target, config.chains, config.max_extra_flops});
+  auto found = sweep_records_.find(sweep);
   return found == sweep_records_.end() ? nullptr : found->second;
 }
 
 absl::Status Planner::SweepFromNoMoves(int64_t target) {
-  const PlannerConfig& config = state_.config();
-  const PlanKey key{target, config.chains, config.max_extra_flops};
   if (!replay_sweeps_) return Sweep(target);
-  if (std::shared_ptr<const SweepRecord> record = RecordOf(target)) {
+  const PlanKey sweep = SweepAt(target);
+  if (std::shared_ptr<const SweepRecord> record = RecordOf(sweep)) {
     TF_ASSIGN_OR_RETURN(const bool same, ReplaySweep(state_, *record));
     if (same) {
       capped_slots_.insert(record->capped_slots.begin(),
@@ -337,9 +334,7 @@ absl::Status Planner::SweepFromNoMoves(int64_t target) {
     TF_RETURN_IF_ERROR(RevertAllKeepingRecipe());
   }
   auto record = std::make_shared<SweepRecord>();
-  record->target = target;
-  record->chains = config.chains;
-  record->cap = config.max_extra_flops;
+  record->sweep = sweep;
   record->first_added_value = state_.values().size();
   recording_ = record.get();
   const absl::Status swept = Sweep(target);
@@ -349,21 +344,27 @@ absl::Status Planner::SweepFromNoMoves(int64_t target) {
   record->peak = state_.liveness().Max();
   record->move_flops = state_.moves().KeptFlops();
   recipe_.first_sweep = record;
-  sweep_records_[key] = std::move(record);
+  sweep_records_[sweep] = std::move(record);
   return absl::OkStatus();
 }
 
-absl::Status Planner::TakeStep(const PlanStep& step) {
-  switch (step.kind) {
-    case PlanStepKind::kPlan:
-      // Only a change of chains marks the scores stale, as UseChains did.
-      if (step.chains != state_.config().chains) set_chains(step.chains);
-      set_max_extra_flops(step.cap);
-      return Plan(step.target).status();
-    case PlanStepKind::kTakeBackUnneeded:
-      return TakeBackUnneeded(step.target, step.recompute_only).status();
-    case PlanStepKind::kTakeBackOutOfLine:
-      return TakeBackOutOfLine(OutOfLineMoves()).status();
+absl::Status Planner::TakeSteps(absl::Span<const PlanStep> steps) {
+  for (const PlanStep& step : steps) {
+    switch (step.kind) {
+      case PlanStepKind::kPlan:
+        // Only a change of chains marks the scores stale, as UseChains did.
+        if (step.chains != state_.config().chains) set_chains(step.chains);
+        set_max_extra_flops(step.cap);
+        TF_RETURN_IF_ERROR(Plan(step.target).status());
+        break;
+      case PlanStepKind::kTakeBackUnneeded:
+        TF_RETURN_IF_ERROR(
+            TakeBackUnneeded(step.target, step.recompute_only).status());
+        break;
+      case PlanStepKind::kTakeBackOutOfLine:
+        TF_RETURN_IF_ERROR(TakeBackOutOfLine(OutOfLineMoves()).status());
+        break;
+    }
   }
   return absl::OkStatus();
 }
@@ -379,15 +380,14 @@ absl::Status Planner::SweepAgain() {
   const double cap = state_.config().max_extra_flops;
   const int plans_tried = state_.result().plans_tried;
   TF_RETURN_IF_ERROR(RevertAll());
-  const bool replay_sweeps = replay_sweeps_;
-  replay_sweeps_ = false;
-  absl::Status taken = absl::OkStatus();
-  for (const PlanStep& step : steps) {
-    taken = TakeStep(step);
-    if (!taken.ok()) break;
+  {
+    // Every sweep scored: that is what a sweep continues from.
+    absl::Cleanup replay_again = [this, replay = replay_sweeps_] {
+      replay_sweeps_ = replay;
+    };
+    replay_sweeps_ = false;
+    TF_RETURN_IF_ERROR(TakeSteps(steps));
   }
-  replay_sweeps_ = replay_sweeps;
-  TF_RETURN_IF_ERROR(taken);
   if (chains != state_.config().chains) set_chains(chains);
   set_max_extra_flops(cap);
   // The search counts the plans it made, not how.
@@ -400,14 +400,11 @@ absl::StatusOr<bool> Planner::Replay(const PlanRecipe& recipe,
                                      const PlannerConfig& config) {
   TF_RETURN_IF_ERROR(StartSearch(config));
   if (!recipe.replayable) return false;
-  offered_sweep_ = recipe.first_sweep;
-  absl::Status taken = absl::OkStatus();
-  for (const PlanStep& step : recipe.steps) {
-    taken = TakeStep(step);
-    if (!taken.ok()) break;
+  {
+    absl::Cleanup withdraw = [this] { offered_sweep_ = nullptr; };
+    offered_sweep_ = recipe.first_sweep;
+    TF_RETURN_IF_ERROR(TakeSteps(recipe.steps));
   }
-  offered_sweep_ = nullptr;
-  TF_RETURN_IF_ERROR(taken);
   if (recipe.chains != state_.config().chains) set_chains(recipe.chains);
   set_max_extra_flops(recipe.cap);
   state_.result().chains_dropped = recipe.chains_dropped;

@@ -66,20 +66,6 @@ struct PlanOutcome {
   }
 };
 
-// A sweep from no moves: its aim, with chains or not, under the compute cap.
-struct PlanKey {
-  int64_t aim;
-  bool chains;
-  double cap;
-  template <typename H>
-  friend H AbslHashValue(H state, const PlanKey& key) {
-    return H::combine(std::move(state), key.aim, key.chains, key.cap);
-  }
-  bool operator==(const PlanKey& other) const {
-    return aim == other.aim && chains == other.chains && cap == other.cap;
-  }
-};
-
 // A plan as a sweep from no moves left it: made again the same way, it is
 // the same plan (the tracker's peak and the FLOPs check it).
 struct FreshPlan {
@@ -330,9 +316,13 @@ class Planner {
   // The sweep of a Plan from no moves: `offered_sweep_` or a record of the
   // same sweep replayed, else swept and recorded.
   absl::Status SweepFromNoMoves(int64_t target);
-  // The record of the same sweep as `target` with the chains and cap in
-  // force, or null.
-  std::shared_ptr<const SweepRecord> RecordOf(int64_t target) const;
+  // The record of `sweep`, or null.
+  std::shared_ptr<const SweepRecord> RecordOf(const PlanKey& sweep) const;
+  // The sweep from no moves at `target` with the chains and cap in force.
+  PlanKey SweepAt(int64_t target) const {
+    const PlannerConfig& config = state_.config();
+    return PlanKey{target, config.chains, config.max_extra_flops};
+  }
   // Takes back every move but keeps the recipe: a replay that missed.
   absl::Status RevertAllKeepingRecipe() {
     PlanRecipe recipe = std::move(recipe_);
@@ -344,8 +334,8 @@ class Planner {
   // scored: a sweep continues from it, and a replayed sweep leaves neither
   // scores nor the values a sweep activates as the sweep left them.
   absl::Status SweepAgain();
-  // One step of a recipe, taken as the search took it.
-  absl::Status TakeStep(const PlanStep& step);
+  // A recipe's steps, taken as the search took them.
+  absl::Status TakeSteps(absl::Span<const PlanStep> steps);
   absl::StatusOr<int> TakeBackUnneededMoves(int64_t target,
                                             bool recompute_only);
   // `dear` must be OutOfLineMoves() of the plan in hand: the recipe

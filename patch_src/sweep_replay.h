@@ -16,6 +16,7 @@
 #define XLA_SERVICE_REMAT_SWEEP_REPLAY_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,6 +27,20 @@
 namespace xla {
 namespace remat {
 
+// A sweep from no moves: its aim, with chains or not, under the compute cap.
+struct PlanKey {
+  int64_t aim;
+  bool chains;
+  double cap;
+  template <typename H>
+  friend H AbslHashValue(H state, const PlanKey& key) {
+    return H::combine(std::move(state), key.aim, key.chains, key.cap);
+  }
+  bool operator==(const PlanKey& other) const {
+    return aim == other.aim && chains == other.chains && cap == other.cap;
+  }
+};
+
 // A move a sweep kept, as it was applied.
 struct RecordedMove {
   Candidate candidate;
@@ -35,10 +50,7 @@ struct RecordedMove {
 
 // What a sweep from no moves kept and came to.
 struct SweepRecord {
-  // The sweep: its target, with chains or not, under the compute cap.
-  int64_t target = 0;
-  bool chains = true;
-  double cap = -1;
+  PlanKey sweep;
   // The value table's size when the sweep started: a higher index is a
   // value one of the sweep's moves added.
   int first_added_value = 0;
