@@ -1,8 +1,8 @@
 """Two builds of the engine on the same modules: whether they plan the same
 (the frontier file and the module written, byte for byte, and every report
 figure but the times; or the module and the report the same but for the
-names of instructions, one for one) and what each pass took, run after run, the builds
-alternating. For a change meant to be exact and faster: on a shared 2-core
+names of clones and the numbers in names, one name for one) and what each pass took, run after
+run, the builds alternating. For a change meant to be exact and faster: on a shared 2-core
 machine one binary's pass time moves by tens of percent from run to run
 (docs/measured.md, "the lanes' copies freed"), so one run of each says
 nothing; alternate, repeat, and read the spread.
@@ -39,6 +39,21 @@ HOW_IT_RAN = ("pass_seconds", "phase_seconds", "sweeps_replayed", "sweeps_rescor
 # report: a clone's name counts the names the module has given out, which a
 # change to what the search tries and drops moves (a sweep replayed).
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+# The numbers a name counter adds (`bitcast.12`, `fusion.3.remat2`): a
+# renaming changes these only, or the name of a clone the pass added
+# (`fusion.3.remat2.1.remat` for `fusion.3.remat3`), never an opcode or a
+# type.
+NAME_NUMBER = re.compile(r"\d+")
+CLONE_MARK = "remat"
+
+
+def renamable(a: str, b: str) -> bool:
+    """Whether name `a` may stand for `b` in a renaming."""
+    if a == b or (CLONE_MARK in a and CLONE_MARK in b):
+        return True
+    # A counted name has its dot (`bitcast.12`); a type has none (`f32`).
+    counted = "." in a and "." in b
+    return counted and NAME_NUMBER.sub("", a) == NAME_NUMBER.sub("", b)
 
 
 @dataclass
@@ -73,14 +88,17 @@ def fingerprint(report: dict, out_dir: Path) -> dict[str, str]:
 
 
 def same_but_names(base: str, new: str) -> bool:
-    """Whether two texts differ only in names, one name of `new` for each of
-    `base` throughout: the same module, its clones named otherwise."""
+    """Whether two texts differ only in names (renamable), one name of `new`
+    for each of `base` throughout: the same module, its clones named
+    otherwise."""
     base_parts, new_parts = NAME.split(base), NAME.split(new)
     if base_parts != new_parts:
         return False
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
     for a, b in zip(NAME.findall(base), NAME.findall(new), strict=True):
+        if not renamable(a, b):
+            return False
         if forward.setdefault(a, b) != b or backward.setdefault(b, a) != a:
             return False
     return True

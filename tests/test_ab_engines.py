@@ -33,6 +33,13 @@ def test_texts_differing_in_names_only_are_the_same_plan():
     two = "%a = add(%x, %y)"
     assert not ab_engines.same_but_names(two, "%a = add(%x, %x)")
     assert not ab_engines.same_but_names("%a = add(%x, %x)", two)
+    # An opcode or a type changed throughout is another module, not a renaming.
+    assert not ab_engines.same_but_names(base, base.replace("add", "multiply"))
+    assert not ab_engines.same_but_names(base, base.replace("f32", "bf16"))
+    assert not ab_engines.same_but_names(base, base.replace("f32", "f16"))
+    # A name counter's numbers, and a clone's name, are renamings.
+    assert ab_engines.same_but_names("%bitcast.12 = f32[8]", "%bitcast.15 = f32[8]")
+    assert ab_engines.same_but_names("%f.3.remat2.1.remat = f32[8]", "%f.3.remat3 = f32[8]")
 
 
 def test_one_build_against_itself_plans_the_same(tmp_path: Path, capsys):
