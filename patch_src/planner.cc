@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/move_peak_bound.h"
 #include "xla/service/remat/plan_recipe.h"
 #include "xla/service/remat/planner_edits.h"
 #include "xla/service/remat/planner_liveness.h"
@@ -131,21 +132,31 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
       rejected.insert(best.value);
       continue;
     }
-    const int64_t peak_before = liveness.Max();
-    TF_RETURN_IF_ERROR(ApplyMove(state_, best, slot));
+    const int64_t allowed_peak = std::max(target, liveness.Max());
+    // A move tried counts against `allowed` whether it is kept or not.
     ++applied;
+    const bool surely_raises =
+        MoveSurelyRaisesPeak(state_, best, slot, allowed_peak);
+    if (surely_raises && !state_.config().check_peak_bound) {
+      // Refused as it would be once applied, without building its clones.
+      Refuse(best.value, rejected);
+      continue;
+    }
+    TF_RETURN_IF_ERROR(ApplyMove(state_, best, slot));
     const int newest = state_.moves().size() - 1;
-    if (liveness.Max() > std::max(target, peak_before)) {
+    if (liveness.Max() > allowed_peak) {
       // The clones or the longer-lived operands made another point worse
       // than the peak: take the move back and try the next one.
       TF_RETURN_IF_ERROR(DiscardNewestMove(state_));
       state_.result().decisions.pop_back();
-      // Everything scoring reads is as it was before the move (its values
-      // are dead and out of their versions): the scores still hold, and
-      // until a move is kept or the value scored again, so does the refusal.
-      rejected.insert(best.value);
-      state_.scores()[best.value].refused_in = plan_stamp_;
+      Refuse(best.value, rejected);
       continue;
+    }
+    if (surely_raises) {
+      return absl::InternalError(
+          absl::StrCat("the peak bound refused a move that raises no peak: ",
+                       state_.result().decisions.back().value, " at ",
+                       state_.result().decisions.back().at));
     }
     ++plan_stamp_;
     shortlist.current = false;
@@ -157,6 +168,14 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
     MarkScoresStale(state_, state_.moves()[newest]);
   }
   return applied;
+}
+
+void Planner::Refuse(int value, absl::flat_hash_set<int>& rejected) {
+  // Everything scoring reads is as it was before the move (its values are
+  // dead and out of their versions): the scores still hold, and until a
+  // move is kept or the value scored again, so does the refusal.
+  rejected.insert(value);
+  state_.scores()[value].refused_in = plan_stamp_;
 }
 
 bool Planner::Undoable(int move_index) const {

@@ -342,11 +342,14 @@ class Planner {
   // records the step, not the list.
   absl::StatusOr<int> TakeBackOutOfLineMoves(absl::Span<const PricedMove> dear);
   // Lowers the memory at `slot` towards `target` with the best moves there,
-  // applying at most `allowed`; returns how many it applied (taken back at
-  // once included). `kept_flops`, the kept moves' own FLOPs, grows by those
-  // it keeps.
+  // trying at most `allowed`; returns how many it tried (those taken back at
+  // once, or refused by the peak bound unbuilt, included). `kept_flops`, the
+  // kept moves' own FLOPs, grows by those it keeps.
   absl::StatusOr<int> LowerSlot(int slot, int64_t target, int allowed,
                                 double& kept_flops);
+  // The best move of `value` raises the peak in the plan's present state:
+  // refused for the rest of the slot, and until the state changes.
+  void Refuse(int value, absl::flat_hash_set<int>& rejected);
   // The values at one slot that have candidates and were not refused, in the
   // order the scan meets them, while no move has been kept since they were
   // listed (the plan's stamp has not moved: those refused since are in

@@ -78,6 +78,8 @@ class LivenessModel {
   void SetProfile(const std::vector<int64_t>& profile);
 
   int64_t Max() const { return profile_->Max(); }
+  // The peak over positions [lo, hi] (clipped); the lowest int64_t if empty.
+  int64_t MaxIn(int lo, int hi) const { return profile_->Max(lo, hi); }
   int64_t At(int pos) const {
     DCHECK(0 <= pos && pos < n_) << "position " << pos << " of " << n_;
     return profile_->At(pos);

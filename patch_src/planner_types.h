@@ -111,6 +111,11 @@ struct PlannerConfig {
   // the greedy plans it opens ended higher by HeapSimulator, so the CPU
   // keeps the earlier place (docs/measured.md).
   bool read_donated_until_written = false;
+  // Every move the peak bound (move_peak_bound.h) refuses is applied
+  // anyway, and the plan fails with an internal error if it raised no peak:
+  // the bound's soundness checked on real modules (tests, hlo-remat
+  // --check-peak-bound). Off, a refused move is never built.
+  bool check_peak_bound = false;
   // The planned computation's memory model on its current schedule, when
   // the caller has it (built otherwise).
   std::shared_ptr<const ComputationMemory> entry_memory;

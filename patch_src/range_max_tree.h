@@ -53,6 +53,15 @@ class RangeMaxTree {
 
   int64_t Max() const { return n_ == 0 ? 0 : max_[1]; }
 
+  // The maximum over [lo, hi], clipped to the positions; the lowest int64_t
+  // for an empty range.
+  int64_t Max(int lo, int hi) const {
+    lo = std::max(lo, 0);
+    hi = std::min(hi, n_ - 1);
+    if (lo > hi) return std::numeric_limits<int64_t>::min();
+    return Max(1, 0, n_ - 1, lo, hi);
+  }
+
  private:
   void Build(int node, int lo, int hi, const std::vector<int64_t>& values) {
     if (lo == hi) {
@@ -63,6 +72,14 @@ class RangeMaxTree {
     Build(2 * node, lo, mid, values);
     Build(2 * node + 1, mid + 1, hi, values);
     max_[node] = std::max(max_[2 * node], max_[2 * node + 1]);
+  }
+
+  int64_t Max(int node, int lo, int hi, int qlo, int qhi) const {
+    if (qhi < lo || hi < qlo) return std::numeric_limits<int64_t>::min();
+    if (qlo <= lo && hi <= qhi) return max_[node];
+    int mid = (lo + hi) / 2;
+    return add_[node] + std::max(Max(2 * node, lo, mid, qlo, qhi),
+                                 Max(2 * node + 1, mid + 1, hi, qlo, qhi));
   }
 
   void Add(int node, int lo, int hi, int qlo, int qhi, int64_t delta) {

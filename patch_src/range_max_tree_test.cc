@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -68,6 +69,16 @@ TEST(RangeMaxTreeTest, MatchesBruteForceOnRandomUpdates) {
           << "n=" << n << " step=" << step;
       const int probe = std::uniform_int_distribution<int>(0, n - 1)(rng);
       ASSERT_EQ(tree.At(probe), expected[probe]);
+      const int from = position(rng), to = position(rng);
+      const int clipped_from = std::max(from, 0);
+      const int clipped_to = std::min(to, n - 1);
+      const int64_t range_max =
+          clipped_from > clipped_to
+              ? std::numeric_limits<int64_t>::min()
+              : *std::max_element(expected.begin() + clipped_from,
+                                  expected.begin() + clipped_to + 1);
+      ASSERT_EQ(tree.Max(from, to), range_max)
+          << "n=" << n << " step=" << step << " [" << from << ", " << to << "]";
     }
   }
 }

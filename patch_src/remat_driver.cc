@@ -81,6 +81,7 @@ PlannerConfig PlannerConfigFor(const RematOptions& options) {
       a == RematAlgorithm::kCompress || a == RematAlgorithm::kStandardCompress;
   config.chains = a == RematAlgorithm::kPath || a == RematAlgorithm::kOptimal;
   config.judging_copy = options.judging_copy;
+  config.check_peak_bound = options.check_peak_bound;
   if (a == RematAlgorithm::kOptimal) {
     config.optimal = OptimalConfig();
     config.optimal->time_limit_seconds = options.optimal_seconds;

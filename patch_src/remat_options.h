@@ -90,6 +90,9 @@ struct RematOptions {
   int planning_threads = 0;
   // Not a flag (hlo-remat --judge-whole-copies): what the judge copies.
   JudgingCopyKind judging_copy = JudgingCopyKind::kStandInBodies;
+  // Not a flag (hlo-remat --check-peak-bound): PlannerConfig's
+  // check_peak_bound.
+  bool check_peak_bound = false;
   // Not a flag (hlo-remat --frontier): where to write the frontier search's
   // points (plan_frontier.h) as JSON; "" writes nothing.
   std::string frontier_path;

@@ -98,6 +98,31 @@ def test_the_judges_stand_in_bodies_give_the_whole_copys_frontier(step: Path, tm
         assert stand_ins[key] == whole[key], key
 
 
+@pytest.mark.parametrize("algorithm", ["path", "standard"])
+def test_the_peak_bound_refuses_only_moves_that_raise_the_peak(
+    step: Path, algorithm: str, tmp_path: Path
+):
+    """A move the peak bound (patch_src/move_peak_bound.h) refuses is never
+    built. With every refused move built anyway (--check-peak-bound), the
+    pass fails if one raises no peak, and every point, the plan and its
+    figures are as without: the bound only saves building moves that are
+    taken back at once."""
+    runs = []
+    for check in (False, True):
+        out = tmp_path / str(check)
+        flags = [
+            *RematFlags("0.4x", algorithm).args(),
+            *(["--check-peak-bound"] if check else []),
+        ]
+        run = run_hlo_remat(step, flags, out / "report.json")
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(run.raw)
+    refused, built = runs
+    assert refused["frontier"] == built["frontier"]
+    for key in ("allocation_after_bytes", "flops_after", "instructions_after", "judgements"):
+        assert refused[key] == built[key], key
+
+
 def test_the_frontier_file_is_the_reports_and_the_lookup_agrees(step: Path, tmp_path: Path):
     report = _run(step, "0.5", tmp_path)
     frontier = Frontier.load(tmp_path / "f.json")

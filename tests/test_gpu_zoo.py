@@ -121,3 +121,17 @@ def test_the_judges_stand_in_bodies_give_buffer_assignments_figures(mobilenetv2,
     assert stand_ins["frontier"]["points"] and stand_ins["judgements"] > 0
     assert stand_ins["frontier"] == whole["frontier"]
     assert stand_ins["allocation_after_bytes"] == whole["allocation_after_bytes"]
+
+
+def test_the_peak_bound_refuses_only_moves_that_raise_buffer_assignments_peak(
+    densenet121, tmp_path
+):
+    """GPU HLO reads most fusions through bitcasts, and the liveness model
+    counts a bitcast's buffers as its operand's: with every move the peak
+    bound (patch_src/move_peak_bound.h) refuses built anyway, each raises the
+    peak, and the frontier is the same."""
+    refused = run_path(densenet121, tmp_path / "refused", "0.5x")
+    built = run_path(densenet121, tmp_path / "built", "0.5x", "--check-peak-bound")
+    assert refused["frontier"]["points"]
+    assert refused["frontier"] == built["frontier"]
+    assert refused["allocation_after_bytes"] == built["allocation_after_bytes"]

@@ -80,6 +80,9 @@ constexpr OptionDoc kOptions[] = {
     {"--judge-whole-copies", "", "off",
      "judge each plan on a whole copy of the module, fused computations "
      "included (slower; the figure is the same: for checking that)"},
+    {"--check-peak-bound", "", "off",
+     "build every move the peak bound refuses and fail if one raises no "
+     "peak (slower; the plan is the same: for checking that)"},
     {"--explain-peak", "N", "off",
      "print the N largest values live at the peak, before and after"},
     {"--after-copy-insertion", "", "off",
@@ -216,6 +219,8 @@ absl::Status ApplySwitch(const std::string& name, CliArgs& args) {
     args.after_copy_insertion = true;
   } else if (name == "--judge-whole-copies") {
     args.judge_whole_copies = true;
+  } else if (name == "--check-peak-bound") {
+    args.check_peak_bound = true;
   } else if (name == "--fail-if-missed") {
     args.fail_if_missed = true;
   } else if (name == "--help" || name == "-h") {

@@ -42,6 +42,7 @@ struct CliArgs {
   // Run as the GPU hook does, on a module copy insertion has already seen.
   bool after_copy_insertion = false;
   bool judge_whole_copies = false;  // --judge-whole-copies
+  bool check_peak_bound = false;    // --check-peak-bound
   int time_runs = 0;                // --time N; 0: not timed
   int explain_peak_top = 0;         // --explain-peak N; 0: not printed
   int planning_threads = 0;         // --planning-threads N; 0: one per core

@@ -80,6 +80,7 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
   if (args.judge_whole_copies) {
     options.judging_copy = xla::remat::JudgingCopyKind::kWhole;
   }
+  options.check_peak_bound = args.check_peak_bound;
   if (args.after_copy_insertion) {
     options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
   }
