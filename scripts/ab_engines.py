@@ -39,11 +39,14 @@ HOW_IT_RAN = ("pass_seconds", "phase_seconds", "sweeps_replayed", "sweeps_rescor
 # report: a clone's name counts the names the module has given out, which a
 # change to what the search tries and drops moves (a sweep replayed).
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-# The numbers a name counter adds (`bitcast.12`, `fusion.3.remat2`): a
+# The numbers a name counter adds (`bitcast.12`, `fusion.3.remat2`), with
+# the dot of a counter that one build gave and the other did not
+# (`fused_computation.7.clone.3.clone` for `fused_computation.7.clone.clone`,
+# a fused body cloned where the other build had not taken its name): a
 # renaming changes these only, or the name of a clone the pass added
 # (`fusion.3.remat2.1.remat` for `fusion.3.remat3`), never an opcode or a
 # type.
-NAME_NUMBER = re.compile(r"\d+")
+NAME_NUMBER = re.compile(r"\.?\d+")
 CLONE_MARK = "remat"
 
 

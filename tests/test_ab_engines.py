@@ -40,6 +40,12 @@ def test_texts_differing_in_names_only_are_the_same_plan():
     # A name counter's numbers, and a clone's name, are renamings.
     assert ab_engines.same_but_names("%bitcast.12 = f32[8]", "%bitcast.15 = f32[8]")
     assert ab_engines.same_but_names("%f.3.remat2.1.remat = f32[8]", "%f.3.remat3 = f32[8]")
+    # A counter one build's name has and the other's has not.
+    assert ab_engines.same_but_names(
+        "calls=%fused_computation.7.clone.clone", "calls=%fused_computation.7.clone.3.clone"
+    )
+    # Counters aside, another name is not a renaming.
+    assert not ab_engines.same_but_names("calls=%fused.7.clone", "calls=%fused.7.clone.clone")
 
 
 def test_one_build_against_itself_plans_the_same(tmp_path: Path, capsys):
