@@ -41,10 +41,8 @@ class MovePeakBoundTest : public PlannerStateTest {
 
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(Build(kHeldAcrossThePeak, /*chains=*/false, kAt));
-    int horizon = state_->slot_count();
-    ScoreReads reads;
-    ASSERT_TRUE(EvaluateRecompute(*state_, Index("a"), kAt, /*chains=*/false,
-                                  candidate_, horizon, reads));
+    ASSERT_NO_FATAL_FAILURE(
+        ScoreRecompute(Index("a"), kAt, /*chains=*/false, candidate_));
   }
 
   Candidate candidate_;

@@ -37,11 +37,8 @@ class PlanSignatureTest : public PlannerStateTest,
   void SetUp() override {
     const std::string hlo = GetParam() ? FusedLateUse() : std::string(kLateUse);
     ASSERT_NO_FATAL_FAILURE(Build(hlo, /*chains=*/false, kAt));
-    int horizon = state_->slot_count();
-    ScoreReads reads;
-    ASSERT_TRUE(EvaluateRecompute(*state_, Index("a"), kAt,
-                                  /*chains=*/false, candidate_, horizon,
-                                  reads));
+    ASSERT_NO_FATAL_FAILURE(
+        ScoreRecompute(Index("a"), kAt, /*chains=*/false, candidate_));
   }
 
   std::string Signature() const {

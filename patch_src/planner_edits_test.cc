@@ -39,10 +39,8 @@ class PlannerEditsTest : public PlannerStateTest {
     ASSERT_NE(a_, nullptr);
     const int index = state_->values().IndexOf(a_);
     ASSERT_GE(index, 0);
-    int horizon = state_->slot_count();
-    ScoreReads reads;
-    ASSERT_TRUE(EvaluateRecompute(*state_, index, kAt, /*chains=*/false,
-                                  candidate_, horizon, reads));
+    ASSERT_NO_FATAL_FAILURE(
+        ScoreRecompute(index, kAt, /*chains=*/false, candidate_));
   }
 
   const HloInstruction* Root() const {
@@ -152,10 +150,8 @@ class CompanionTest : public PlannerStateTest {
 
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(Build(kSharedProducer, /*chains=*/true, kAt));
-    int horizon = state_->slot_count();
-    ScoreReads reads;
-    ASSERT_TRUE(EvaluateRecompute(*state_, Index("q"), kAt, /*chains=*/true,
-                                  candidate_, horizon, reads));
+    ASSERT_NO_FATAL_FAILURE(
+        ScoreRecompute(Index("q"), kAt, /*chains=*/true, candidate_));
   }
 
   Candidate candidate_;

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/planner_scoring.h"
 #include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/planner_values.h"
 #include "xla/service/remat/remat_test_util.h"
@@ -45,6 +46,15 @@ class PlannerStateTest : public RematHloTest {
 
   int Index(absl::string_view name) const {
     return state_->values().IndexOf(Named(name));
+  }
+
+  // The recomputation of value `index` scored at `at`; fails the test if
+  // there is none.
+  void ScoreRecompute(int index, int at, bool chains, Candidate& out) {
+    int horizon = state_->slot_count();
+    ScoreReads reads;
+    ASSERT_TRUE(
+        EvaluateRecompute(*state_, index, at, chains, out, horizon, reads));
   }
 
   std::unique_ptr<RematCostAnalysis> costs_;
