@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/planner_liveness.h"
@@ -30,15 +31,15 @@ struct ProfileStep {
 // Returns the latest definition among them: before it, a dying value's
 // producer also gives up its reads, which this does not count.
 int AddFrees(const PlannerState& state, const Candidate& candidate, int slot,
-             absl::flat_hash_set<int>& moved_buffers,
-             std::vector<ProfileStep>& steps) {
+             std::vector<int>& moved_buffers, std::vector<ProfileStep>& steps) {
   const ValueTable& values = state.values();
   const LivenessModel& liveness = state.liveness();
   int last_def = 0;
   auto add = [&](int index) {
     const Value& value = values[index];
     last_def = std::max(last_def, value.def);
-    if (!moved_buffers.insert(value.buffer).second) return;
+    if (absl::c_linear_search(moved_buffers, value.buffer)) return;
+    moved_buffers.push_back(value.buffer);
     const PlannerBuffer& buffer = liveness.buffer(value.buffer);
     const bool keeps_a_use =
         std::any_of(value.uses.begin(), value.uses.end(),
@@ -61,22 +62,24 @@ int AddFrees(const PlannerState& state, const Candidate& candidate, int slot,
 // The buffers the clones read (ReadOperand): each not yet read at the
 // clones' slot is extended to it.
 void AddHolds(const PlannerState& state, const Candidate& candidate,
-              const absl::flat_hash_set<int>& moved_buffers,
+              const std::vector<int>& moved_buffers,
               std::vector<ProfileStep>& steps) {
   const ValueTable& values = state.values();
   const LivenessModel& liveness = state.liveness();
   const int late_slot = candidate.first_late;
-  const absl::flat_hash_set<int> links(candidate.chain.begin(),
-                                       candidate.chain.end());
   absl::flat_hash_set<int> held;
   auto read_operands_of = [&](int member) {
     for (HloInstruction* operand : values[member].producer->operands()) {
       const HloInstruction* chosen = ChooseOperand(state, operand, late_slot);
-      if (links.contains(values.IndexOf(chosen))) continue;  // its clone
+      // A link of the chain (at most max_chain_length): read as its clone.
+      if (absl::c_linear_search(candidate.chain, values.IndexOf(chosen))) {
+        continue;
+      }
       for (int id : state.BuffersOf(chosen)) {
         const PlannerBuffer& buffer = liveness.buffer(id);
         if (buffer.size == 0 || buffer.live_to_end || buffer.freed ||
-            buffer.end >= late_slot || moved_buffers.contains(id) ||
+            buffer.end >= late_slot ||
+            absl::c_linear_search(moved_buffers, id) ||
             !held.insert(id).second) {
           continue;
         }
@@ -97,7 +100,7 @@ bool MoveSurelyRaisesPeak(const PlannerState& state, const Candidate& candidate,
     return false;
   }
   std::vector<ProfileStep> steps;
-  absl::flat_hash_set<int> moved_buffers;
+  std::vector<int> moved_buffers;  // the value's and its companions'
   const int last_def = AddFrees(state, candidate, slot, moved_buffers, steps);
   AddHolds(state, candidate, moved_buffers, steps);
   // After every moved value's definition and before the clones' slot (where

@@ -120,8 +120,8 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
   // Values whose move passed the cap or raised the peak, at this slot.
   absl::flat_hash_set<int> rejected;
   Shortlist shortlist;
-  int applied = 0;
-  while (liveness.At(slot) > target && applied < allowed) {
+  int tried = 0;
+  while (liveness.At(slot) > target && tried < allowed) {
     const Candidate* winner = BestCandidate(slot, rejected, shortlist);
     if (winner == nullptr) break;
     const Candidate best = *winner;  // ApplyMove grows the caches
@@ -132,11 +132,11 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
       rejected.insert(best.value);
       continue;
     }
-    const int64_t allowed_peak = std::max(target, liveness.Max());
-    // A move tried counts against `allowed` whether it is kept or not.
-    ++applied;
+    const int64_t peak_limit = std::max(target, liveness.Max());
+    // Counted against `allowed` whether it is kept or not.
+    ++tried;
     const bool surely_raises =
-        MoveSurelyRaisesPeak(state_, best, slot, allowed_peak);
+        MoveSurelyRaisesPeak(state_, best, slot, peak_limit);
     if (surely_raises && !state_.config().check_peak_bound) {
       // Refused as it would be once applied, without building its clones.
       Refuse(best.value, rejected);
@@ -144,7 +144,7 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
     }
     TF_RETURN_IF_ERROR(ApplyMove(state_, best, slot));
     const int newest = state_.moves().size() - 1;
-    if (liveness.Max() > allowed_peak) {
+    if (liveness.Max() > peak_limit) {
       // The clones or the longer-lived operands made another point worse
       // than the peak: take the move back and try the next one.
       TF_RETURN_IF_ERROR(DiscardNewestMove(state_));
@@ -167,7 +167,7 @@ absl::StatusOr<int> Planner::LowerSlot(int slot, int64_t target, int allowed,
     kept_flops += state_.moves()[newest].flops;
     MarkScoresStale(state_, state_.moves()[newest]);
   }
-  return applied;
+  return tried;
 }
 
 void Planner::Refuse(int value, absl::flat_hash_set<int>& rejected) {
