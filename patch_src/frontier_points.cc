@@ -69,21 +69,52 @@ struct MadeFrontier {
     points.push_back(aimed.point);
     plans.push_back(std::move(aimed));
   }
+  // The points an earlier compile made: no plan is in hand for any of them
+  // until MakeAgain makes it.
+  static MadeFrontier Known(const KnownFrontier& known) {
+    MadeFrontier made;
+    made.known = true;
+    made.capped = known.capped;
+    made.points = known.points;
+    for (const FrontierPoint& point : known.points) {
+      AimedPlan aimed;
+      aimed.point = point;
+      aimed.recipe.replayable = false;
+      made.plans.push_back(std::move(aimed));
+    }
+    return made;
+  }
+  // The points are FrontierSearch::known, not this search's.
+  bool known = false;
 };
 
+bool SamePoint(const FrontierPoint& a, const FrontierPoint& b) {
+  return a.kept == b.kept && a.peak_bytes == b.peak_bytes &&
+         a.extra_flops == b.extra_flops;
+}
+
 // Plan `index` of `made` in hand again: replayed from its recipe, or if the
-// replay does not come to the same plan, searched for again.
-absl::StatusOr<AimedPlan> MakeAgain(Planner& planner,
-                                    const PlannerConfig& config,
-                                    const MadeFrontier& made, int index) {
-  const AimedPlan& aimed = made.plans[index];
+// replay does not come to the same plan, searched for again. A known point
+// (MadeFrontier::Known) is searched for the first time; nullopt when that
+// plan does not land on the point (the known frontier is stale), else the
+// point's recipe replays from then on.
+absl::StatusOr<std::optional<AimedPlan>> MakeAgain(Planner& planner,
+                                                   const PlannerConfig& config,
+                                                   MadeFrontier& made,
+                                                   int index) {
+  AimedPlan& aimed = made.plans[index];
   TF_ASSIGN_OR_RETURN(const bool replayed,
                       planner.Replay(aimed.recipe, config));
   if (replayed) return aimed;
-  VLOG(1) << "rematerialization: the plan aimed at " << aimed.point.aim_bytes
-          << " did not replay; searched for again";
   TF_ASSIGN_OR_RETURN(AimedPlan again,
                       PlanAimedAt(planner, config, aimed.point.aim_bytes));
+  if (made.known && !aimed.recipe.replayable) {
+    if (!SamePoint(again.point, aimed.point)) return std::nullopt;
+    aimed = again;
+    return again;
+  }
+  VLOG(1) << "rematerialization: the plan aimed at " << aimed.point.aim_bytes
+          << " did not replay; searched for again";
   again.searched_again = true;
   return again;
 }
@@ -326,15 +357,34 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
     Planner& planner, const HloModule& module,
     const HloComputation& computation, const PlannerConfig& config,
     const SizeFunction& size_fn) {
-  TF_ASSIGN_OR_RETURN(
-      MadeFrontier made,
-      FrontierPoints(planner, module, computation, config, size_fn));
-  std::vector<FrontierPoint>& points = made.points;
-  std::optional<int> chosen = config.frontier->choose(points);
+  FrontierSource source = FrontierSource::kSearched;
+  MadeFrontier made;
+  if (config.frontier->known.has_value()) {
+    made = MadeFrontier::Known(*config.frontier->known);
+    source = FrontierSource::kKnown;
+  } else {
+    TF_ASSIGN_OR_RETURN(
+        made, FrontierPoints(planner, module, computation, config, size_fn));
+  }
+  std::optional<int> chosen = config.frontier->choose(made.points);
   PlannerResult result;
   while (chosen.has_value()) {
-    TF_ASSIGN_OR_RETURN(AimedPlan aimed,
+    TF_ASSIGN_OR_RETURN(std::optional<AimedPlan> remade,
                         MakeAgain(planner, config, made, *chosen));
+    if (!remade.has_value()) {
+      // The known frontier is not this search's: the whole of it is made,
+      // from the module as given.
+      VLOG(1) << "rematerialization: the known point aimed at "
+              << made.points[*chosen].aim_bytes
+              << " was not made again; the frontier is searched";
+      TF_RETURN_IF_ERROR(planner.StartOver(config));
+      TF_ASSIGN_OR_RETURN(
+          made, FrontierPoints(planner, module, computation, config, size_fn));
+      source = FrontierSource::kKnownStale;
+      chosen = config.frontier->choose(made.points);
+      continue;
+    }
+    AimedPlan& aimed = *remade;
     if (config.optimal.has_value()) {
       // `optimal`: the chosen plan beside the MILP's at the budget itself;
       // the better by the judge is kept (CompareWithOptimum).
@@ -343,15 +393,21 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
       if (at_budget.solver_plan_kept()) {
         TF_RETURN_IF_ERROR(at_budget.TrimToNeededMoves(aimed.best).status());
       } else {
-        // The chosen plan stands, made again as the frontier made it.
-        TF_ASSIGN_OR_RETURN(aimed, MakeAgain(planner, config, made, *chosen));
+        // The chosen plan stands, made again as the frontier made it (its
+        // recipe: MakeAgain made it once already).
+        TF_ASSIGN_OR_RETURN(remade, MakeAgain(planner, config, made, *chosen));
+        if (!remade.has_value()) {
+          return absl::InternalError(
+              "rematerialization: the chosen plan was not made again");
+        }
+        aimed = *remade;
       }
     }
     TF_ASSIGN_OR_RETURN(const bool applicable,
                         planner.Applicable(config.applicable));
     if (!applicable) {
-      points[*chosen].kept = false;
-      chosen = config.frontier->choose(points);
+      made.points[*chosen].kept = false;
+      chosen = config.frontier->choose(made.points);
       continue;
     }
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
@@ -364,8 +420,10 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.flops_capped = made.capped;
   }
-  result.frontier = std::move(points);
+  result.frontier = std::move(made.points);
   result.frontier_chosen = chosen;
+  result.frontier_source = source;
+  result.frontier_capped = made.capped;
   return result;
 }
 

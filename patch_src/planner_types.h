@@ -65,6 +65,10 @@ struct FrontierSearch {
   // on it, nor do the judgements above 1 (with 1 too where the module lists
   // its instructions as its copies do, as a parsed module does).
   int lanes = 1;
+  // The points an earlier compile of the module made (frontier_cache.h):
+  // the search makes only the chosen point's plan, and searches the whole
+  // frontier when that plan does not land on its point.
+  std::optional<KnownFrontier> known;
   // Where the lanes' copies are freed, each in a thread of its own once its
   // aims are planned, joined when `frees` is destroyed: the pass's driver
   // keeps it to its end. Null: joined before the search returns.
@@ -147,6 +151,15 @@ struct PlannerConfig {
   std::optional<FrontierSearch> frontier;
 };
 
+// Where the frontier a budget was answered from came from.
+enum class FrontierSource {
+  kSearched,  // every aim planned by this search
+  kKnown,     // FrontierSearch::known; its chosen plan landed on its point
+  // FrontierSearch::known, whose chosen plan did not land on its point:
+  // every aim planned again by this search.
+  kKnownStale,
+};
+
 enum class ChainsDropped {
   kNo,
   // The budget was missed, and single recomputations went lower by the
@@ -194,6 +207,10 @@ struct PlannerResult {
   // chosen (nullopt: none); empty without PlannerConfig::frontier.
   std::vector<FrontierPoint> frontier;
   std::optional<int> frontier_chosen;
+  FrontierSource frontier_source = FrontierSource::kSearched;
+  // The compute cap, not an aim, stopped some plan of the frontier at its
+  // peak (what a kept frontier records).
+  bool frontier_capped = false;
   // The platform's figure of the chosen plan as applied: its point's peak
   // when the search made it again the same way.
   int64_t frontier_applied_peak = 0;

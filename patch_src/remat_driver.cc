@@ -23,6 +23,7 @@
 #include "xla/service/remat/callee_planning.h"
 #include "xla/service/remat/compact_layout.h"
 #include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/frontier_cache.h"
 #include "xla/service/remat/invariant_stacks.h"
 #include "xla/service/remat/last_reader_hoist.h"
 #include "xla/service/remat/live_range_check.h"
@@ -576,6 +577,46 @@ class RematDriver {
     return WriteFrontierJson(report_, options_.frontier_path);
   }
 
+  // The frontier cache of this module (frontier_cache.h), with the points
+  // it keeps put in `search`; nullopt without a cache folder. A file that
+  // cannot be read is searched past: a compile never fails on its cache.
+  std::optional<FrontierCache> LoadKnownFrontier(FrontierSearch& search) {
+    if (options_.frontier_cache_dir.empty()) return std::nullopt;
+    FrontierCache cache(options_.frontier_cache_dir, *module_, options_);
+    absl::StatusOr<std::optional<KnownFrontier>> known = cache.Load();
+    if (known.ok()) {
+      search.known = *std::move(known);
+      report_.frontier_cache = FrontierCacheUse::kSearched;
+    } else {
+      report_.frontier_cache = FrontierCacheUse::kUnreadable;
+      report_.AddNote(absl::StrCat("frontier cache: ", known.status().message(),
+                                   "; the frontier was searched"));
+    }
+    return cache;
+  }
+
+  // Records what the cache did, and keeps a frontier this search made.
+  void KeepFrontier(const FrontierCache& cache, const PlannerResult& result) {
+    if (result.frontier_source == FrontierSource::kKnown) {
+      report_.frontier_cache = FrontierCacheUse::kUsed;
+      report_.AddNote(absl::StrCat("frontier from ", cache.path()));
+      return;
+    }
+    if (result.frontier_source == FrontierSource::kKnownStale) {
+      report_.frontier_cache = FrontierCacheUse::kStale;
+      report_.AddNote(absl::StrCat(
+          "the kept frontier's chosen plan did not land on its point: "
+          "searched again, and kept in place of ",
+          cache.path()));
+    }
+    const absl::Status kept =
+        cache.Store(KnownFrontier{result.frontier, result.frontier_capped});
+    if (!kept.ok()) {
+      report_.AddNote(absl::StrCat("frontier cache: ", kept.message(),
+                                   "; the frontier was not kept"));
+    }
+  }
+
   absl::Status Plan() {
     PlannerConfig config = PlannerConfigFor(options_);
     config.aliased_outputs = aliased_outputs();
@@ -616,6 +657,7 @@ class RematDriver {
       };
     }
     config.frontier = Frontier();
+    std::optional<FrontierCache> cache = LoadKnownFrontier(*config.frontier);
     if (config.frontier->aims.empty()) {
       report_.AddNote(absl::StrCat("the schedule is at the floor (",
                                    report_.floor_bytes,
@@ -628,6 +670,7 @@ class RematDriver {
                           RunRematPlanner(module_, config, size_fn_, *costs_));
       phase.SplitOff("judge", result.judge_seconds);
     }
+    if (cache.has_value()) KeepFrontier(*cache, result);
     report_.plans_tried = result.plans_tried;
     report_.sweeps_replayed = result.sweeps_replayed;
     report_.sweeps_rescored = result.sweeps_rescored;

@@ -160,6 +160,14 @@ constexpr RematFlag::Setter SetAlgorithm =
     SetChoice<RematAlgorithm, AlgorithmNamed, AlgorithmNames,
               &RematOptions::algorithm>;
 
+template <std::string RematOptions::* kField>
+absl::Status SetFolder(absl::string_view name, absl::string_view value,
+                       RematOptions& options) {
+  if (value.empty()) return BadValue(name, value, "a folder");
+  options.*kField = std::string(value);
+  return absl::OkStatus();
+}
+
 bool AtLeastZero(double number) { return number >= 0; }
 
 absl::Status SetSmallNodeLimit(absl::string_view name, absl::string_view value,
@@ -276,6 +284,15 @@ std::vector<RematFlag> MakeTable() {
        "write a per-instruction memory log with each decision",
        {},
        SetSwitch<&RematOptions::dump_memlog>},
+      {Id::kFrontierCache,
+       "frontier_cache",
+       "xla_rematerialization_frontier_cache",
+       "DIR",
+       "none",
+       "keep each module's memory-compute frontier in DIR: a later compile "
+       "of the same module, at any budget, makes only the chosen plan",
+       {},
+       SetFolder<&RematOptions::frontier_cache_dir>},
   };
 }
 

@@ -29,6 +29,7 @@ enum class RematFlagId {
   kDisableCuda,
   kDumpDot,
   kDumpMemlog,
+  kFrontierCache,
 };
 
 struct RematFlag {

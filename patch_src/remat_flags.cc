@@ -60,9 +60,21 @@ void AppendRematFlags(std::vector<tsl::Flag>* flag_list) {
   }
 }
 
+// In-tree, the patch names its sources' revision (scripts/make_patch.py):
+// what a kept frontier (frontier_cache.h) must be of.
+#define REMAT_STRINGIFY_VALUE(x) #x
+#define REMAT_STRINGIFY(x) REMAT_STRINGIFY_VALUE(x)
+
 RematOptions CurrentRematOptions() {
-  absl::MutexLock lock(&OptionsMutex());
-  return GlobalOptions();
+  RematOptions options;
+  {
+    absl::MutexLock lock(&OptionsMutex());
+    options = GlobalOptions();
+  }
+#ifdef REMAT_ENGINE_REVISION
+  options.engine_revision = REMAT_STRINGIFY(REMAT_ENGINE_REVISION);
+#endif
+  return options;
 }
 
 }  // namespace remat

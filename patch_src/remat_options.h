@@ -96,6 +96,12 @@ struct RematOptions {
   // Not a flag (hlo-remat --frontier): where to write the frontier search's
   // points (plan_frontier.h) as JSON; "" writes nothing.
   std::string frontier_path;
+  // Where each module's frontier is kept between compiles
+  // (frontier_cache.h); "" keeps none.
+  std::string frontier_cache_dir;
+  // Not a flag: the engine's build, which a kept frontier must be of
+  // (in-tree the patch's sources, hlo-remat its build fingerprint).
+  std::string engine_revision;
   // Not a flag: set where the pass runs after copy insertion chose its copies
   // for the incoming order (the GPU hook). After the pass, no two values that
   // share a buffer may be live at once, or the pass fails.

@@ -124,6 +124,22 @@ absl::string_view NumericsName(Numerics numerics) {
   return "unknown";
 }
 
+absl::string_view FrontierCacheUseName(FrontierCacheUse use) {
+  switch (use) {
+    case FrontierCacheUse::kOff:
+      return "off";
+    case FrontierCacheUse::kSearched:
+      return "searched";
+    case FrontierCacheUse::kUsed:
+      return "used";
+    case FrontierCacheUse::kStale:
+      return "stale";
+    case FrontierCacheUse::kUnreadable:
+      return "unreadable";
+  }
+  return "unknown";
+}
+
 std::string RematReport::FrontierJson() const {
   return absl::StrCat(
       "{\n  \"module\": ", JsonQuote(module),
@@ -228,6 +244,7 @@ std::string RematReport::ToJson() const {
   }
   if (optimal.has_value()) field("optimal", OptimalResultJson(*optimal));
   if (!frontier.empty()) field("frontier", FrontierFieldJson(*this));
+  field("frontier_cache", JsonQuote(FrontierCacheUseName(frontier_cache)));
   out += "  \"decisions\": [";
   for (size_t i = 0; i < decisions.size(); ++i) {
     const RematDecision& d = decisions[i];

@@ -67,6 +67,17 @@ struct GpuPipelineFigures {
 enum class Numerics { kSkipped, kEqual, kDiffer };
 absl::string_view NumericsName(Numerics numerics);
 
+// What the frontier cache (--xla_rematerialization_frontier_cache) did.
+enum class FrontierCacheUse {
+  kOff,         // no cache folder given, or no frontier searched
+  kSearched,    // no frontier kept for the module: searched, and kept
+  kUsed,        // the kept frontier answered the budget
+  kStale,       // the kept frontier's chosen plan did not land on its point:
+                // searched again, and kept in its place
+  kUnreadable,  // the file could not be read (the note says why): searched
+};
+absl::string_view FrontierCacheUseName(FrontierCacheUse use);
+
 struct RematReport {
   std::string module;
   std::string algorithm;
@@ -160,6 +171,8 @@ struct RematReport {
   int64_t frontier_start_bytes = 0;
   // The points the lookup may choose (plan_frontier.h, UsablePoints).
   std::vector<int> frontier_usable;
+  // What the frontier cache (frontier_cache.h) did for this compile.
+  FrontierCacheUse frontier_cache = FrontierCacheUse::kOff;
   std::vector<RematDecision> decisions;
 
   // Appends to `note`, "; "-separated.

@@ -165,3 +165,65 @@ def test_a_raised_aim_landing_just_over_its_share_gets_one_more_plan(tmp_path: P
     assert report["budget_met"], report["note"]
     extra = (report["flops_after"] - report["flops_before"]) / report["flops_before"]
     assert extra < 0.12, extra
+
+
+def _run_cached(step: Path, budget: str, out: Path, cache: Path) -> dict:
+    flags = [
+        *RematFlags(f"{budget}x", "path").args(),
+        f"--xla_rematerialization_frontier_cache={cache}",
+    ]
+    run = run_hlo_remat(step, flags, out / "report.json")
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.raw
+
+
+# What a compile answers a budget with: the same plan, whatever the names.
+ANSWER = ("allocation_after_bytes", "flops_after", "instructions_after", "budget_met")
+
+
+def test_a_kept_frontier_answers_every_budget_as_a_whole_search_does(step: Path, tmp_path: Path):
+    """--xla_rematerialization_frontier_cache: the first compile searches the
+    frontier and keeps it; later compiles of the same module, at other
+    budgets, make only the chosen plan (fewer sweeps), and answer each budget
+    as a whole search does."""
+    cache = tmp_path / "cache"
+    for i, budget in enumerate(("0.5", "0.33", "0.8")):
+        cold = _run(step, budget, tmp_path / f"cold{budget}")
+        warm = _run_cached(step, budget, tmp_path / f"warm{budget}", cache)
+        assert warm["frontier_cache"] == ("searched" if i == 0 else "used"), warm["note"]
+        assert warm["frontier"]["points"] == cold["frontier"]["points"]
+        assert warm["frontier"]["chosen"] == cold["frontier"]["chosen"]
+        for figure in ANSWER:
+            assert warm[figure] == cold[figure], (budget, figure)
+        if i > 0 and cold["frontier"]["chosen"] is not None:
+            assert warm["plans_tried"] < cold["plans_tried"]
+    assert len(list(cache.iterdir())) == 1
+
+
+def test_a_stale_or_unreadable_kept_frontier_is_searched_again(tmp_path: Path):
+    """A kept frontier whose chosen plan does not land on its point (here:
+    every peak one byte off) is searched again and replaced; a file that is
+    no frontier is reported by name and line, searched past and replaced.
+    Either way the budget gets what a whole search gives it."""
+    step = produce_hlo(ModelSpec.parse("20")) / "step.hlo"
+    cold = _run(step, "0.5", tmp_path / "cold")
+    assert cold["frontier"]["chosen"] is not None
+    cache = tmp_path / "cache"
+    _run_cached(step, "0.5", tmp_path / "first", cache)
+    (kept,) = cache.iterdir()
+    text = kept.read_text()
+    off_by_one = []
+    for line in text.splitlines():
+        words = line.split()
+        if words[0] == "point":
+            words[2] = str(int(words[2]) + 1)
+        off_by_one.append(" ".join(words))
+    for damaged, use in (("\n".join(off_by_one) + "\n", "stale"), ("garbage\n", "unreadable")):
+        kept.write_text(damaged)
+        warm = _run_cached(step, "0.5", tmp_path / use, cache)
+        assert warm["frontier_cache"] == use, warm["note"]
+        for figure in ANSWER:
+            assert warm[figure] == cold[figure], (use, figure)
+        assert kept.read_text() == text
+        if use == "unreadable":
+            assert f"{kept}:1:" in warm["note"]

@@ -102,6 +102,9 @@ class RematReport:
     # continued from a replayed one's plan. 0 from engines before them.
     sweeps_replayed: int = 0
     sweeps_rescored: int = 0
+    # What --xla_rematerialization_frontier_cache did: "off", "searched",
+    # "used", "stale" or "unreadable" (patch_src/frontier_cache.h).
+    frontier_cache: str = "off"
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RematReport:

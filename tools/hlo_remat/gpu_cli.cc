@@ -298,6 +298,7 @@ absl::StatusOr<xla::remat::RematReport> RunGpuPath(
     capped.max_extra_flops_fraction = args.capped_rerun;
     // The first run's files stay the first run's.
     capped.frontier_path.clear();
+    capped.frontier_cache_dir.clear();  // another cap: another frontier
     capped.export_graph_path.clear();
     capped.dump_dir.clear();
     TF_ASSIGN_OR_RETURN(PassRun second,

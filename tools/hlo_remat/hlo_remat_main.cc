@@ -81,6 +81,8 @@ absl::StatusOr<xla::remat::RematOptions> OptionsFor(const CliArgs& args) {
     options.judging_copy = xla::remat::JudgingCopyKind::kWhole;
   }
   options.check_peak_bound = args.check_peak_bound;
+  // A kept frontier (--xla_rematerialization_frontier_cache) is of this build.
+  options.engine_revision = HLO_REMAT_BUILD_FINGERPRINT;
   if (args.after_copy_insertion) {
     options = xla::remat::OptionsAfterCopyInsertion(std::move(options));
   }

@@ -1,0 +1,140 @@
+#include "xla/service/remat/frontier_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/remat_options.h"
+#include "xla/service/remat/remat_test_util.h"
+#include "xla/tsl/platform/env.h"
+
+namespace xla {
+namespace remat {
+namespace {
+
+constexpr absl::string_view kModule = R"(
+HloModule cached
+
+ENTRY main {
+  p = f32[64] parameter(0)
+  e = f32[64] exponential(p)
+  ROOT a = f32[64] add(e, p)
+}
+)";
+
+KnownFrontier Sample() {
+  KnownFrontier frontier;
+  frontier.capped = true;
+  // FLOPs that no short decimal spells: they must read back exactly.
+  frontier.points.push_back({900, 880, 1.0 / 3.0, true});
+  frontier.points.push_back({500, 640, 163429744.0, true});
+  frontier.points.push_back({250, 1000, 0, false});
+  return frontier;
+}
+
+void ExpectSame(const KnownFrontier& a, const KnownFrontier& b) {
+  EXPECT_EQ(a.capped, b.capped);
+  ASSERT_EQ(a.points.size(), b.points.size());
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    EXPECT_EQ(a.points[i].aim_bytes, b.points[i].aim_bytes) << i;
+    EXPECT_EQ(a.points[i].peak_bytes, b.points[i].peak_bytes) << i;
+    EXPECT_EQ(a.points[i].extra_flops, b.points[i].extra_flops) << i;
+    EXPECT_EQ(a.points[i].kept, b.points[i].kept) << i;
+  }
+}
+
+TEST(FrontierFileTest, ReadsBackWhatItWrote) {
+  const std::string text = FrontierFileText(Sample(), "id");
+  absl::StatusOr<std::optional<KnownFrontier>> read =
+      ParseFrontierFile(text, "id", "f");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  ExpectSame(**read, Sample());
+}
+
+TEST(FrontierFileTest, AnotherIdentityIsAMiss) {
+  absl::StatusOr<std::optional<KnownFrontier>> read = ParseFrontierFile(
+      FrontierFileText(Sample(), "engine=a"), "engine=b", "f");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->has_value());
+}
+
+TEST(FrontierFileTest, AMalformedFileNamesItsLine) {
+  std::string text = FrontierFileText(Sample(), "id");
+  text.replace(text.find("point 500"), 9, "point five");
+  absl::StatusOr<std::optional<KnownFrontier>> read =
+      ParseFrontierFile(text, "id", "dir/m.frontier");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("dir/m.frontier:5:"),
+            std::string::npos)
+      << read.status();
+  // Cut short: a point may be missing, so it is no frontier.
+  const std::string whole = FrontierFileText(Sample(), "id");
+  read = ParseFrontierFile(whole.substr(0, whole.find("end")), "id", "f");
+  EXPECT_FALSE(read.ok());
+  read = ParseFrontierFile("something else\n", "id", "f");
+  EXPECT_FALSE(read.ok());
+}
+
+TEST(FrontierIdentityTest, NamesWhatThePointsDependOnNotTheBudget) {
+  RematOptions options;
+  options.engine_revision = "r1";
+  const std::string identity = FrontierIdentity(options);
+  RematOptions budget = options;
+  budget.memory_limit_bytes = 12345;
+  budget.memory_limit_fraction = 0.33;
+  budget.planning_threads = 3;
+  EXPECT_EQ(FrontierIdentity(budget), identity);
+  RematOptions algorithm = options;
+  algorithm.algorithm = RematAlgorithm::kPath;
+  EXPECT_NE(FrontierIdentity(algorithm), identity);
+  RematOptions cap = options;
+  cap.max_extra_flops_fraction = 0.1;
+  EXPECT_NE(FrontierIdentity(cap), identity);
+  RematOptions engine = options;
+  engine.engine_revision = "r2";
+  EXPECT_NE(FrontierIdentity(engine), identity);
+  RematOptions figure = options;
+  figure.memory_figure = {MemoryFigure::kBufferAssignment, 256};
+  EXPECT_NE(FrontierIdentity(figure), identity);
+}
+
+TEST(FrontierCacheTest, StoresAndLoadsPerModule) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(kModule);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::string dir =
+      absl::StrCat(::testing::TempDir(), "/frontier_cache_test");
+  RematOptions options;
+  options.engine_revision = "test";
+  const FrontierCache cache(dir, **module, options);
+  tsl::Env::Default()->DeleteFile(cache.path()).IgnoreError();
+  absl::StatusOr<std::optional<KnownFrontier>> read = cache.Load();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->has_value());
+  ASSERT_TRUE(cache.Store(Sample()).ok());
+  read = cache.Load();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  ExpectSame(**read, Sample());
+  // Another algorithm keeps its own file.
+  RematOptions path = options;
+  path.algorithm = RematAlgorithm::kPath;
+  const FrontierCache other(dir, **module, path);
+  EXPECT_NE(other.path(), cache.path());
+  // A folder that cannot be made is an error to report, not a crash.
+  const FrontierCache nowhere(absl::StrCat(cache.path(), "/below_a_file"),
+                              **module, options);
+  EXPECT_FALSE(nowhere.Store(Sample()).ok());
+}
+
+}  // namespace
+}  // namespace remat
+}  // namespace xla
