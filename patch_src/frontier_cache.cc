@@ -15,6 +15,8 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/json_text.h"
 #include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/plan_recipe.h"
+#include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/tsl/platform/env.h"
 #include "xla/tsl/platform/errors.h"
@@ -25,7 +27,7 @@ namespace remat {
 namespace {
 
 // The first line of every frontier file; a change of the format changes it.
-constexpr absl::string_view kMagic = "hlo-remat frontier 1";
+constexpr absl::string_view kMagic = "hlo-remat frontier 2";
 
 absl::Status BadLine(absl::string_view where, int line_number,
                      absl::string_view why) {
@@ -47,15 +49,97 @@ std::string FrontierIdentity(const RematOptions& options) {
       options.engine_revision.empty() ? "unknown" : options.engine_revision);
 }
 
+namespace {
+
+constexpr absl::string_view kStepWords[] = {"plan", "take_back_unneeded",
+                                            "take_back_out_of_line"};
+
+absl::string_view StepWord(PlanStepKind kind) {
+  return kStepWords[static_cast<int>(kind)];
+}
+
+std::optional<PlanStepKind> StepNamed(absl::string_view word) {
+  for (int i = 0; i < 3; ++i) {
+    if (kStepWords[i] == word) return static_cast<PlanStepKind>(i);
+  }
+  return std::nullopt;
+}
+
+bool ParseBit(absl::string_view word, bool& bit) {
+  if (word != "0" && word != "1") return false;
+  bit = word == "1";
+  return true;
+}
+
+bool ParseChainsDropped(absl::string_view word, ChainsDropped& dropped) {
+  int number = 0;
+  if (!absl::SimpleAtoi(word, &number) || number < 0 || number > 2) {
+    return false;
+  }
+  dropped = static_cast<ChainsDropped>(number);
+  return true;
+}
+
+void AppendRecipe(const PlanRecipe& recipe, std::string& text) {
+  // Numbers with every digit, so that they read back exactly.
+  absl::StrAppend(
+      &text, "recipe ", recipe.chains ? 1 : 0, " ", JsonNumber(recipe.cap), " ",
+      static_cast<int>(recipe.chains_dropped), " ", recipe.tracker_peak, " ",
+      JsonNumber(recipe.extra_flops), "\n");
+  for (const PlanStep& step : recipe.steps) {
+    absl::StrAppend(&text, "step ", StepWord(step.kind), " ", step.target, " ",
+                    step.chains ? 1 : 0, " ", JsonNumber(step.cap), " ",
+                    step.recompute_only ? 1 : 0, "\n");
+  }
+}
+
+// The words after a line's first, into what it names; false when they
+// are not what that line holds.
+bool ParseRecipeLine(absl::string_view line, PlanRecipe& recipe) {
+  const std::vector<absl::string_view> f =
+      absl::StrSplit(line, ' ', absl::SkipEmpty());
+  return f.size() == 5 && ParseBit(f[0], recipe.chains) &&
+         absl::SimpleAtod(f[1], &recipe.cap) &&
+         ParseChainsDropped(f[2], recipe.chains_dropped) &&
+         absl::SimpleAtoi(f[3], &recipe.tracker_peak) &&
+         absl::SimpleAtod(f[4], &recipe.extra_flops);
+}
+
+bool ParseStepLine(absl::string_view line, PlanStep& step) {
+  const std::vector<absl::string_view> f =
+      absl::StrSplit(line, ' ', absl::SkipEmpty());
+  if (f.size() != 5) return false;
+  const std::optional<PlanStepKind> kind = StepNamed(f[0]);
+  if (!kind.has_value()) return false;
+  step.kind = *kind;
+  return absl::SimpleAtoi(f[1], &step.target) && ParseBit(f[2], step.chains) &&
+         absl::SimpleAtod(f[3], &step.cap) &&
+         ParseBit(f[4], step.recompute_only);
+}
+
+bool ParsePointLine(absl::string_view line, FrontierPoint& point) {
+  const std::vector<absl::string_view> f =
+      absl::StrSplit(line, ' ', absl::SkipEmpty());
+  return f.size() == 4 && absl::SimpleAtoi(f[0], &point.aim_bytes) &&
+         absl::SimpleAtoi(f[1], &point.peak_bytes) &&
+         absl::SimpleAtod(f[2], &point.extra_flops) &&
+         ParseBit(f[3], point.kept);
+}
+
+}  // namespace
+
 std::string FrontierFileText(const KnownFrontier& frontier,
                              absl::string_view identity) {
   std::string text = absl::StrCat(kMagic, "\nidentity ", identity, "\ncapped ",
                                   frontier.capped ? 1 : 0, "\n");
-  for (const FrontierPoint& point : frontier.points) {
-    // FLOPs with every digit, so that they read back exactly.
+  for (size_t i = 0; i < frontier.points.size(); ++i) {
+    const FrontierPoint& point = frontier.points[i];
     absl::StrAppend(&text, "point ", point.aim_bytes, " ", point.peak_bytes,
                     " ", JsonNumber(point.extra_flops), " ", point.kept ? 1 : 0,
                     "\n");
+    if (i < frontier.recipes.size() && frontier.recipes[i].has_value()) {
+      AppendRecipe(*frontier.recipes[i], text);
+    }
   }
   absl::StrAppend(&text, "end\n");
   return text;
@@ -76,36 +160,41 @@ absl::StatusOr<std::optional<KnownFrontier>> ParseFrontierFile(
     if (absl::ConsumePrefix(&line, "identity ")) {
       // Made under other options or by another engine: not this frontier.
       if (line != identity) return std::nullopt;
-      continue;
-    }
-    if (absl::ConsumePrefix(&line, "capped ")) {
-      if (line != "0" && line != "1") {
+    } else if (absl::ConsumePrefix(&line, "capped ")) {
+      if (!ParseBit(line, frontier.capped)) {
         return BadLine(where, line_number, "capped is 0 or 1");
       }
-      frontier.capped = line == "1";
-      continue;
-    }
-    if (absl::ConsumePrefix(&line, "point ")) {
-      const std::vector<absl::string_view> fields =
-          absl::StrSplit(line, ' ', absl::SkipEmpty());
+    } else if (absl::ConsumePrefix(&line, "point ")) {
       FrontierPoint point;
-      if (fields.size() != 4 ||
-          !absl::SimpleAtoi(fields[0], &point.aim_bytes) ||
-          !absl::SimpleAtoi(fields[1], &point.peak_bytes) ||
-          !absl::SimpleAtod(fields[2], &point.extra_flops) ||
-          (fields[3] != "0" && fields[3] != "1")) {
+      if (!ParsePointLine(line, point)) {
         return BadLine(where, line_number,
                        "point AIM PEAK FLOPS KEPT, KEPT 0 or 1");
       }
-      point.kept = fields[3] == "1";
       frontier.points.push_back(point);
-      continue;
-    }
-    if (line == "end") {
+      frontier.recipes.emplace_back();
+    } else if (absl::ConsumePrefix(&line, "recipe ")) {
+      PlanRecipe recipe;
+      if (frontier.points.empty() || frontier.recipes.back().has_value() ||
+          !ParseRecipeLine(line, recipe)) {
+        return BadLine(where, line_number,
+                       "recipe CHAINS CAP DROPPED PEAK FLOPS, once after its "
+                       "point");
+      }
+      frontier.recipes.back() = std::move(recipe);
+    } else if (absl::ConsumePrefix(&line, "step ")) {
+      PlanStep step;
+      if (frontier.recipes.empty() || !frontier.recipes.back().has_value() ||
+          !ParseStepLine(line, step)) {
+        return BadLine(where, line_number,
+                       "step KIND TARGET CHAINS CAP RECOMPUTE_ONLY, after a "
+                       "recipe");
+      }
+      frontier.recipes.back()->steps.push_back(step);
+    } else if (line == "end") {
       ended = true;
-      continue;
+    } else {
+      return BadLine(where, line_number, "unknown line");
     }
-    return BadLine(where, line_number, "unknown line");
   }
   // Cut short (a full disk): the points read may not be all of them.
   if (!ended) {

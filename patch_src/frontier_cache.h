@@ -3,12 +3,13 @@
 //
 // The frontier does not depend on the budget (plan_frontier.h), so the same
 // module compiled again, at any budget, can answer from the points its first
-// compile made: the pass then makes only the chosen point's plan, one aim's
-// search instead of every aim's. What it assumes: the search is
+// compile made: the pass then makes only the chosen point's plan, from the
+// steps its search took (its recipe, plan_recipe.h: a few sweeps and one
+// judgement), instead of every aim's search. What it assumes: planning is
 // deterministic, so the chosen plan made again lands on its point. That is
-// checked (the same figure, the same FLOPs); a point not made again the same
-// way means the file is stale, and the whole frontier is searched again and
-// kept in its place.
+// checked (the same figure, the same FLOPs); where the recipe misses, the
+// aim's search is made, and where that misses too the file is stale: the
+// whole frontier is searched again and kept in its place.
 //
 // One file per module (its fingerprint) and algorithm. The file names what
 // else the points depend on (FrontierIdentity: the options that shape the
@@ -24,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
-#include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/plan_recipe.h"
 #include "xla/service/remat/remat_options.h"
 
 namespace xla {

@@ -12,6 +12,8 @@
 #include "absl/strings/string_view.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/plan_recipe.h"
+#include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/remat_test_util.h"
 #include "xla/tsl/platform/env.h"
@@ -37,6 +39,18 @@ KnownFrontier Sample() {
   frontier.points.push_back({900, 880, 1.0 / 3.0, true});
   frontier.points.push_back({500, 640, 163429744.0, true});
   frontier.points.push_back({250, 1000, 0, false});
+  PlanRecipe recipe;
+  recipe.chains = false;
+  recipe.cap = 1.0 / 7.0;
+  recipe.chains_dropped = ChainsDropped::kWentLower;
+  recipe.tracker_peak = 777;
+  recipe.extra_flops = 2.0 / 3.0;
+  recipe.steps.push_back({PlanStepKind::kPlan, 500, true, -1, false});
+  recipe.steps.push_back(
+      {PlanStepKind::kTakeBackUnneeded, 480, false, -1, true});
+  recipe.steps.push_back(
+      {PlanStepKind::kTakeBackOutOfLine, 0, true, 0.5, false});
+  frontier.recipes = {std::nullopt, recipe, std::nullopt};
   return frontier;
 }
 
@@ -48,6 +62,26 @@ void ExpectSame(const KnownFrontier& a, const KnownFrontier& b) {
     EXPECT_EQ(a.points[i].peak_bytes, b.points[i].peak_bytes) << i;
     EXPECT_EQ(a.points[i].extra_flops, b.points[i].extra_flops) << i;
     EXPECT_EQ(a.points[i].kept, b.points[i].kept) << i;
+  }
+  ASSERT_EQ(a.recipes.size(), b.recipes.size());
+  for (size_t i = 0; i < a.recipes.size(); ++i) {
+    ASSERT_EQ(a.recipes[i].has_value(), b.recipes[i].has_value()) << i;
+    if (!a.recipes[i].has_value()) continue;
+    const PlanRecipe& x = *a.recipes[i];
+    const PlanRecipe& y = *b.recipes[i];
+    EXPECT_EQ(x.chains, y.chains);
+    EXPECT_EQ(x.cap, y.cap);
+    EXPECT_EQ(x.chains_dropped, y.chains_dropped);
+    EXPECT_EQ(x.tracker_peak, y.tracker_peak);
+    EXPECT_EQ(x.extra_flops, y.extra_flops);
+    ASSERT_EQ(x.steps.size(), y.steps.size());
+    for (size_t j = 0; j < x.steps.size(); ++j) {
+      EXPECT_EQ(x.steps[j].kind, y.steps[j].kind) << j;
+      EXPECT_EQ(x.steps[j].target, y.steps[j].target) << j;
+      EXPECT_EQ(x.steps[j].chains, y.steps[j].chains) << j;
+      EXPECT_EQ(x.steps[j].cap, y.steps[j].cap) << j;
+      EXPECT_EQ(x.steps[j].recompute_only, y.steps[j].recompute_only) << j;
+    }
   }
 }
 
@@ -82,6 +116,10 @@ TEST(FrontierFileTest, AMalformedFileNamesItsLine) {
   EXPECT_FALSE(read.ok());
   read = ParseFrontierFile("something else\n", "id", "f");
   EXPECT_FALSE(read.ok());
+  // A step belongs to the recipe before it, which belongs to a point.
+  std::string orphan = FrontierFileText(Sample(), "id");
+  orphan.insert(orphan.find("point 900"), "step plan 1 1 -1 0\n");
+  EXPECT_FALSE(ParseFrontierFile(orphan, "id", "f").ok());
 }
 
 TEST(FrontierIdentityTest, NamesWhatThePointsDependOnNotTheBudget) {

@@ -27,6 +27,7 @@
 #include "xla/service/remat/cost_model.h"
 #include "xla/service/remat/lane_pool.h"
 #include "xla/service/remat/phase_clock.h"
+#include "xla/service/remat/plan_recipe.h"
 #include "xla/service/remat/plan_search.h"
 #include "xla/service/remat/planner.h"
 #include "xla/service/remat/planner_edits.h"
@@ -69,23 +70,42 @@ struct MadeFrontier {
     points.push_back(aimed.point);
     plans.push_back(std::move(aimed));
   }
-  // The points an earlier compile made: no plan is in hand for any of them
-  // until MakeAgain makes it.
+  // The points an earlier compile made, with the recipes it kept: none is
+  // this search's until MakeAgain makes it and finds it on its point.
   static MadeFrontier Known(const KnownFrontier& known) {
     MadeFrontier made;
-    made.known = true;
     made.capped = known.capped;
     made.points = known.points;
-    for (const FrontierPoint& point : known.points) {
+    for (size_t i = 0; i < known.points.size(); ++i) {
       AimedPlan aimed;
-      aimed.point = point;
-      aimed.recipe.replayable = false;
+      aimed.point = known.points[i];
+      if (i < known.recipes.size() && known.recipes[i].has_value()) {
+        aimed.recipe = *known.recipes[i];
+      } else {
+        aimed.recipe.replayable = false;
+      }
       made.plans.push_back(std::move(aimed));
     }
+    made.unverified.assign(known.points.size(), true);
     return made;
   }
-  // The points are FrontierSearch::known, not this search's.
-  bool known = false;
+  // Per point: known, and not yet made in this search.
+  std::vector<bool> unverified;
+  // The points and recipes, for a later compile.
+  std::shared_ptr<const KnownFrontier> ToKnown() const {
+    auto known = std::make_shared<KnownFrontier>();
+    known->points = points;
+    known->capped = capped;
+    for (const AimedPlan& aimed : plans) {
+      std::optional<PlanRecipe> recipe;
+      if (aimed.recipe.replayable) {
+        recipe = aimed.recipe;
+        recipe->first_sweep = nullptr;  // a later compile sweeps
+      }
+      known->recipes.push_back(std::move(recipe));
+    }
+    return known;
+  }
 };
 
 bool SamePoint(const FrontierPoint& a, const FrontierPoint& b) {
@@ -93,23 +113,46 @@ bool SamePoint(const FrontierPoint& a, const FrontierPoint& b) {
          a.extra_flops == b.extra_flops;
 }
 
+// The plan in hand as a point of the frontier, judged as if aimed at `aim`.
+absl::StatusOr<FrontierPoint> PointInHand(Planner& planner,
+                                          const PlannerConfig& config,
+                                          int64_t aim) {
+  PlannerConfig rung = config;
+  rung.target_bytes = aim;
+  rung.optimal.reset();
+  PlanSearch search(planner, rung);
+  return search.PointInHand();
+}
+
 // Plan `index` of `made` in hand again: replayed from its recipe, or if the
 // replay does not come to the same plan, searched for again. A known point
-// (MadeFrontier::Known) is searched for the first time; nullopt when that
-// plan does not land on the point (the known frontier is stale), else the
-// point's recipe replays from then on.
+// (MadeFrontier::Known) must land on its point, replayed (judged once) or
+// else searched for (`optimal` searches: it compares the search's best plan
+// with its solver's); nullopt when the search does not land there either
+// (the known frontier is stale). From then on it is this search's point.
 absl::StatusOr<std::optional<AimedPlan>> MakeAgain(Planner& planner,
                                                    const PlannerConfig& config,
                                                    MadeFrontier& made,
                                                    int index) {
   AimedPlan& aimed = made.plans[index];
-  TF_ASSIGN_OR_RETURN(const bool replayed,
-                      planner.Replay(aimed.recipe, config));
-  if (replayed) return aimed;
+  const bool unverified = !made.unverified.empty() && made.unverified[index];
+  if (!unverified || !config.optimal.has_value()) {
+    TF_ASSIGN_OR_RETURN(bool replayed, planner.Replay(aimed.recipe, config));
+    if (replayed && unverified) {
+      TF_ASSIGN_OR_RETURN(const FrontierPoint landed,
+                          PointInHand(planner, config, aimed.point.aim_bytes));
+      replayed = SamePoint(landed, aimed.point);
+    }
+    if (replayed) {
+      if (unverified) made.unverified[index] = false;
+      return aimed;
+    }
+  }
   TF_ASSIGN_OR_RETURN(AimedPlan again,
                       PlanAimedAt(planner, config, aimed.point.aim_bytes));
-  if (made.known && !aimed.recipe.replayable) {
+  if (unverified) {
     if (!SamePoint(again.point, aimed.point)) return std::nullopt;
+    made.unverified[index] = false;
     aimed = again;
     return again;
   }
@@ -359,7 +402,7 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
     const SizeFunction& size_fn) {
   FrontierSource source = FrontierSource::kSearched;
   MadeFrontier made;
-  if (config.frontier->known.has_value()) {
+  if (config.frontier->known != nullptr) {
     made = MadeFrontier::Known(*config.frontier->known);
     source = FrontierSource::kKnown;
   } else {
@@ -420,10 +463,10 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.flops_capped = made.capped;
   }
+  if (source != FrontierSource::kKnown) result.frontier_made = made.ToKnown();
   result.frontier = std::move(made.points);
   result.frontier_chosen = chosen;
   result.frontier_source = source;
-  result.frontier_capped = made.capped;
   return result;
 }
 

@@ -47,14 +47,6 @@ std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
 // The default shares: dense where budgets are usually set.
 std::vector<double> DefaultFrontierShares();
 
-// A frontier made before, by an earlier compile of the same module
-// (frontier_cache.h): its points, in the order of its aims, and whether the
-// compute cap, not an aim, stopped some plan at its peak.
-struct KnownFrontier {
-  std::vector<FrontierPoint> points;
-  bool capped = false;
-};
-
 // What makes a point of the search a plan the lookup may choose. A rule
 // judges a point by the points alone, never by the budget, so that the
 // lookup's promises hold. (No rule on FLOPs per byte here: one that drops

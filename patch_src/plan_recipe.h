@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/sweep_replay.h"
 
@@ -45,6 +47,17 @@ struct PlanRecipe {
   // not come to the same is not the same plan.
   int64_t tracker_peak = 0;
   double extra_flops = 0;
+};
+
+// A frontier made before, by an earlier compile of the same module
+// (frontier_cache.h): its points, in the order of its aims; how each
+// point's plan was made (nullopt: no recipe replays it; no first sweep is
+// kept: a replay sweeps); and whether the compute cap, not an aim, stopped
+// some plan at its peak.
+struct KnownFrontier {
+  std::vector<FrontierPoint> points;
+  std::vector<std::optional<PlanRecipe>> recipes;  // recipes[i] made points[i]
+  bool capped = false;
 };
 
 }  // namespace remat

@@ -53,6 +53,8 @@ class BackgroundFrees;  // background_frees.h
 // kept (nullopt: none, the computation stays as given), whose search is
 // made again and applied. PlannerConfig::target_bytes is then only the
 // budget `choose` answers; no search aims at it.
+struct KnownFrontier;  // plan_recipe.h
+
 struct FrontierSearch {
   std::vector<int64_t> aims;
   std::function<std::optional<int>(absl::Span<const FrontierPoint>)> choose;
@@ -67,8 +69,8 @@ struct FrontierSearch {
   int lanes = 1;
   // The points an earlier compile of the module made (frontier_cache.h):
   // the search makes only the chosen point's plan, and searches the whole
-  // frontier when that plan does not land on its point.
-  std::optional<KnownFrontier> known;
+  // frontier when that plan does not land on its point. Null: none.
+  std::shared_ptr<const KnownFrontier> known;
   // Where the lanes' copies are freed, each in a thread of its own once its
   // aims are planned, joined when `frees` is destroyed: the pass's driver
   // keeps it to its end. Null: joined before the search returns.
@@ -208,9 +210,9 @@ struct PlannerResult {
   std::vector<FrontierPoint> frontier;
   std::optional<int> frontier_chosen;
   FrontierSource frontier_source = FrontierSource::kSearched;
-  // The compute cap, not an aim, stopped some plan of the frontier at its
-  // peak (what a kept frontier records).
-  bool frontier_capped = false;
+  // The frontier this search made, with its recipes, for a later compile
+  // (frontier_cache.h); null when it was known already.
+  std::shared_ptr<const KnownFrontier> frontier_made;
   // The platform's figure of the chosen plan as applied: its point's peak
   // when the search made it again the same way.
   int64_t frontier_applied_peak = 0;

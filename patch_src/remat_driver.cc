@@ -585,7 +585,9 @@ class RematDriver {
     FrontierCache cache(options_.frontier_cache_dir, *module_, options_);
     absl::StatusOr<std::optional<KnownFrontier>> known = cache.Load();
     if (known.ok()) {
-      search.known = *std::move(known);
+      if (known->has_value()) {
+        search.known = std::make_shared<const KnownFrontier>(**known);
+      }
       report_.frontier_cache = FrontierCacheUse::kSearched;
     } else {
       report_.frontier_cache = FrontierCacheUse::kUnreadable;
@@ -609,8 +611,8 @@ class RematDriver {
           "searched again, and kept in place of ",
           cache.path()));
     }
-    const absl::Status kept =
-        cache.Store(KnownFrontier{result.frontier, result.frontier_capped});
+    if (result.frontier_made == nullptr) return;
+    const absl::Status kept = cache.Store(*result.frontier_made);
     if (!kept.ok()) {
       report_.AddNote(absl::StrCat("frontier cache: ", kept.message(),
                                    "; the frontier was not kept"));

@@ -201,10 +201,13 @@ def test_a_kept_frontier_answers_every_budget_as_a_whole_search_does(step: Path,
 
 
 def test_a_stale_or_unreadable_kept_frontier_is_searched_again(tmp_path: Path):
-    """A kept frontier whose chosen plan does not land on its point (here:
-    every peak one byte off) is searched again and replaced; a file that is
-    no frontier is reported by name and line, searched past and replaced.
-    Either way the budget gets what a whole search gives it."""
+    """The chosen point's plan is made from its recipe and judged once; a
+    recipe that misses (here: each sweep aimed elsewhere) gives way to the
+    aim's search, which lands on the point. A kept frontier whose chosen plan
+    lands on its point neither way (here: every peak one byte off) is
+    searched again and replaced; a file that is no frontier is reported by
+    name and line, searched past and replaced. Every way the budget gets
+    what a whole search gives it."""
     step = produce_hlo(ModelSpec.parse("20")) / "step.hlo"
     cold = _run(step, "0.5", tmp_path / "cold")
     assert cold["frontier"]["chosen"] is not None
@@ -212,6 +215,18 @@ def test_a_stale_or_unreadable_kept_frontier_is_searched_again(tmp_path: Path):
     _run_cached(step, "0.5", tmp_path / "first", cache)
     (kept,) = cache.iterdir()
     text = kept.read_text()
+    replayed = _run_cached(step, "0.5", tmp_path / "replayed", cache)
+    assert replayed["frontier_cache"] == "used" and replayed["judgements"] == 1
+    aimed_elsewhere = [
+        " ".join([*w[:2], str(int(w[2]) // 2), *w[3:]]) if w[:2] == ["step", "plan"] else line
+        for line, w in ((line, line.split()) for line in text.splitlines())
+    ]
+    kept.write_text("\n".join(aimed_elsewhere) + "\n")
+    searched = _run_cached(step, "0.5", tmp_path / "searched", cache)
+    assert searched["frontier_cache"] == "used", searched["note"]
+    assert searched["plans_tried"] > replayed["plans_tried"]
+    for figure in ANSWER:
+        assert searched[figure] == replayed[figure] == cold[figure], figure
     off_by_one = []
     for line in text.splitlines():
         words = line.split()
