@@ -34,7 +34,15 @@ from remat_harness.optimum_run import resolve_module
 # What differs between two runs of one binary: the clocks; and between two
 # builds that make the same plans in other ways: how many sweeps were made
 # again from the moves recorded.
-HOW_IT_RAN = ("pass_seconds", "phase_seconds", "sweeps_replayed", "sweeps_rescored")
+# How a run went, not what it planned: clocks, sweeps replayed, and whether a
+# kept frontier answered (a field engines before 8e0aa0b do not write).
+HOW_IT_RAN = (
+    "pass_seconds",
+    "phase_seconds",
+    "sweeps_replayed",
+    "sweeps_rescored",
+    "frontier_cache",
+)
 # What may name an instruction or a computation in HLO text and in the
 # report: a clone's name counts the names the module has given out, which a
 # change to what the search tries and drops moves (a sweep replayed).
