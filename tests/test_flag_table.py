@@ -38,7 +38,12 @@ def test_choice_flags_list_what_they_accept():
 
 def test_every_harness_flag_is_a_key_of_the_table():
     every = RematFlags(
-        budget="0.5x", algorithm="path", scheduler="list", max_extra_flops=0.1, optimal_seconds=5
+        budget="0.5x",
+        algorithm="path",
+        scheduler="list",
+        max_extra_flops=0.1,
+        optimal_seconds=5,
+        frontier_cache="/tmp/frontiers",
     )
     args = every.args()
     assert len(args) == len(dataclasses.fields(RematFlags))

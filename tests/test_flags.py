@@ -27,6 +27,7 @@ from tests.conftest import last_line
         ("--xla_rematerialization_mem_limit=0x", ["mem_limit", "0x", "(0, 1]"]),
         ("--xla_rematerialization_small_node_limit=big", ["small_node_limit", "big"]),
         ("--xla_rematerialization_dump_dot=maybe", ["dump_dot", "maybe"]),
+        ("--xla_rematerialization_frontier_cache=", ["frontier_cache", "needs a value"]),
         ("--xla_no_such_flag=1", ["unknown flag", "xla_no_such_flag"]),
     ],
 )

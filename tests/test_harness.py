@@ -435,3 +435,24 @@ def test_a_sweep_with_the_optimum_shows_the_gap(tmp_path):
     table = tmp_path / "table.md"
     write_markdown(list(load_results(results).values()), table, "test")
     assert "gap to optimum" in table.read_text()
+
+
+def test_a_sweep_with_a_frontier_cache_answers_later_budgets_from_the_kept_frontier(tmp_path):
+    """`remat-harness sweep --frontier-cache DIR`: the module's first budget
+    searches its frontier and keeps it; the next budgets are answered from
+    it, each compile making only its plan, with the figures a sweep without
+    it records."""
+    console = Console(file=open(tmp_path / "log.txt", "w"))  # noqa: SIM115
+    figures = ("allocation_after_bytes", "extra_flops_pct", "recomputed", "budget_met")
+    runs = {}
+    for name, cache in (("plain", ""), ("cached", str(tmp_path / "frontiers"))):
+        records = run_sweep(
+            plan(algorithms=["path"], frontier_cache=cache), tmp_path / f"{name}.jsonl", console
+        )
+        runs[name] = [r for r in records if r.get("kind") == "offline"]
+        assert len(runs[name]) == 2 and all(r["status"] == "ok" for r in runs[name])
+    for plain, cached in zip(runs["plain"], runs["cached"], strict=True):
+        assert [plain[f] for f in figures] == [cached[f] for f in figures]
+    uses = [load_report(r).frontier_cache for r in runs["cached"]]
+    assert uses == ["searched", "used"]
+    assert [load_report(r).frontier_cache for r in runs["plain"]] == ["off", "off"]

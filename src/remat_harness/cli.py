@@ -86,6 +86,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         time_runs=args.time,
         device=args.device,
         max_extra_flops=args.max_extra_flops,
+        frontier_cache=args.frontier_cache,
         optimum_time_limit_s=args.optimum,
         gpu_autotune_results=args.gpu_autotune_results,
     )
@@ -480,6 +481,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="compute cap per plan, a fraction of the module's FLOPs or 'none' "
         "(default: the engine's, 0.25)",
+    )
+    sweep.add_argument(
+        "--frontier-cache",
+        default="",
+        metavar="DIR",
+        help="keep each module's frontier in DIR (the engine's frontier_cache flag): a "
+        "module's budgets after its first are answered from it, each compile making only "
+        "its plan (pass times are then a warm compile's)",
     )
     sweep.add_argument(
         "--workers",

@@ -27,6 +27,9 @@ class RematFlags:
     scheduler: str | None = None
     max_extra_flops: float | str | None = None  # a fraction, or "none"
     optimal_seconds: float | None = None  # `optimal`'s solver time
+    # A folder where each module's frontier is kept between compiles: a
+    # later compile of the same module, at any budget, makes only its plan.
+    frontier_cache: str | None = None
 
     def args(self) -> list[str]:
         values = (
@@ -35,6 +38,7 @@ class RematFlags:
             ("scheduler", self.scheduler),
             ("max_extra_flops", self.max_extra_flops),
             ("optimal_seconds", self.optimal_seconds),
+            ("frontier_cache", self.frontier_cache),
         )
         return [flag(key).arg(v) for key, v in values if v not in (None, "")]
 

@@ -125,6 +125,10 @@ class SweepPlan:
     device: str = "cpu"  # or "gpu:<target>"
     # The max_extra_flops flag's value; "" leaves the engine's default.
     max_extra_flops: str = ""
+    # The frontier_cache flag's folder: the budgets of one module after the
+    # first are answered from its kept frontier (pass times then are those
+    # of a compile that finds it). "": none.
+    frontier_cache: str = ""
     # Seconds per MILP solve for each cell's gap to optimum (optimum_run.py);
     # 0: not solved.
     optimum_time_limit_s: float = 0
@@ -337,7 +341,13 @@ def run_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     hlo = cache.step(cell.model)
     # The engine resolves the budget against the module's memory before the
     # pass, and reports both.
-    remat = RematFlags(cell.budget, cell.algorithm, cell.scheduler, plan.max_extra_flops or None)
+    remat = RematFlags(
+        cell.budget,
+        cell.algorithm,
+        cell.scheduler,
+        plan.max_extra_flops or None,
+        frontier_cache=plan.frontier_cache or None,
+    )
     flags = [*remat.args(), "--size-function", cell.size_function]
     if plan.time_runs:
         flags += ["--time", str(plan.time_runs)]
@@ -435,7 +445,9 @@ def run_patched_cell(cell: Cell, cache: ModelCache, plan: SweepPlan) -> dict:
     device = "gpu" if on_gpu else "cpu"
     baseline = cache.baseline(cell.model)
     budget = budget_bytes(cell.budget, baseline)
-    flags = RematFlags(budget, cell.algorithm, cell.scheduler).xla_flags()
+    flags = RematFlags(
+        budget, cell.algorithm, cell.scheduler, frontier_cache=plan.frontier_cache or None
+    ).xla_flags()
     work = cache.work_dir / cell.model.key / "patched" / cell.key.replace("|", ".")
     before = run_model(cell.model, work / "before", device=device)
     after = run_model(cell.model, work / "after", extra_xla_flags=flags, device=device)
