@@ -1,10 +1,12 @@
 #include "xla/service/remat/frontier_cache.h"
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
@@ -35,22 +37,6 @@ absl::Status BadLine(absl::string_view where, int line_number,
       where, ":", line_number, ": not a frontier file line (", why, ")"));
 }
 
-}  // namespace
-
-std::string FrontierIdentity(const RematOptions& options) {
-  return absl::StrCat(
-      "algorithm=", AlgorithmName(options.algorithm),
-      " scheduler=", SchedulerName(options.scheduler),
-      " small_node_limit_mib=", JsonNumber(options.small_node_limit_mib),
-      " max_extra_flops=", JsonNumber(options.max_extra_flops_fraction),
-      " figure=", MemoryFigureName(options.memory_figure.figure),
-      " alignment=", options.memory_figure.alignment,
-      " check_live_ranges=", options.check_live_ranges ? 1 : 0, " engine=",
-      options.engine_revision.empty() ? "unknown" : options.engine_revision);
-}
-
-namespace {
-
 constexpr absl::string_view kStepWords[] = {"plan", "take_back_unneeded",
                                             "take_back_out_of_line"};
 
@@ -59,10 +45,9 @@ absl::string_view StepWord(PlanStepKind kind) {
 }
 
 std::optional<PlanStepKind> StepNamed(absl::string_view word) {
-  for (int i = 0; i < 3; ++i) {
-    if (kStepWords[i] == word) return static_cast<PlanStepKind>(i);
-  }
-  return std::nullopt;
+  const auto* found = absl::c_find(kStepWords, word);
+  if (found == std::end(kStepWords)) return std::nullopt;
+  return static_cast<PlanStepKind>(found - std::begin(kStepWords));
 }
 
 bool ParseBit(absl::string_view word, bool& bit) {
@@ -73,7 +58,8 @@ bool ParseBit(absl::string_view word, bool& bit) {
 
 bool ParseChainsDropped(absl::string_view word, ChainsDropped& dropped) {
   int number = 0;
-  if (!absl::SimpleAtoi(word, &number) || number < 0 || number > 2) {
+  if (!absl::SimpleAtoi(word, &number) || number < 0 ||
+      number > static_cast<int>(ChainsDropped::kCheaper)) {
     return false;
   }
   dropped = static_cast<ChainsDropped>(number);
@@ -127,6 +113,18 @@ bool ParsePointLine(absl::string_view line, FrontierPoint& point) {
 }
 
 }  // namespace
+
+std::string FrontierIdentity(const RematOptions& options) {
+  return absl::StrCat(
+      "algorithm=", AlgorithmName(options.algorithm),
+      " scheduler=", SchedulerName(options.scheduler),
+      " small_node_limit_mib=", JsonNumber(options.small_node_limit_mib),
+      " max_extra_flops=", JsonNumber(options.max_extra_flops_fraction),
+      " figure=", MemoryFigureName(options.memory_figure.figure),
+      " alignment=", options.memory_figure.alignment,
+      " check_live_ranges=", options.check_live_ranges ? 1 : 0, " engine=",
+      options.engine_revision.empty() ? "unknown" : options.engine_revision);
+}
 
 std::string FrontierFileText(const KnownFrontier& frontier,
                              absl::string_view identity) {

@@ -117,9 +117,7 @@ bool SamePoint(const FrontierPoint& a, const FrontierPoint& b) {
 absl::StatusOr<FrontierPoint> PointInHand(Planner& planner,
                                           const PlannerConfig& config,
                                           int64_t aim) {
-  PlannerConfig rung = config;
-  rung.target_bytes = aim;
-  rung.optimal.reset();
+  const PlannerConfig rung = RungConfig(config, aim);
   PlanSearch search(planner, rung);
   return search.PointInHand();
 }
@@ -420,7 +418,7 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
       VLOG(1) << "rematerialization: the known point aimed at "
               << made.points[*chosen].aim_bytes
               << " was not made again; the frontier is searched";
-      TF_RETURN_IF_ERROR(planner.StartOver(config));
+      TF_RETURN_IF_ERROR(planner.StartSearch(config));
       TF_ASSIGN_OR_RETURN(
           made, FrontierPoints(planner, module, computation, config, size_fn));
       source = FrontierSource::kKnownStale;

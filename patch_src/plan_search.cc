@@ -598,12 +598,17 @@ absl::StatusOr<PlanOutcome> SearchFor(PlanSearch& search) {
   return search.CompareWithOptimum(best);
 }
 
-absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
-                                      const PlannerConfig& config,
-                                      int64_t aim) {
+PlannerConfig RungConfig(const PlannerConfig& config, int64_t aim) {
   PlannerConfig rung = config;
   rung.target_bytes = aim;
   rung.optimal.reset();  // the solver runs once, for the plan chosen
+  return rung;
+}
+
+absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
+                                      const PlannerConfig& config,
+                                      int64_t aim) {
+  const PlannerConfig rung = RungConfig(config, aim);
   TF_RETURN_IF_ERROR(planner.StartSearch(config));
   planner.ForgetSearches();
   PlanSearch search(planner, rung);

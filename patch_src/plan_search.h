@@ -233,6 +233,9 @@ struct AimedPlan {
   // The compute cap, not the aim, stopped it at its peak.
   bool capped = false;
 };
+// The search's config for a frontier aim: `config` aimed at `aim`, without
+// the solver (it runs once, for the plan chosen).
+PlannerConfig RungConfig(const PlannerConfig& config, int64_t aim);
 absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
                                       const PlannerConfig& config, int64_t aim);
 

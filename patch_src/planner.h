@@ -202,15 +202,6 @@ class Planner {
     result.rejection.clear();
     return absl::OkStatus();
   }
-  // StartSearch, with the module's schedule as it was given (a judgement
-  // sets it to the plan's order, clones included): the module as a copy for
-  // another planner must see it.
-  absl::Status StartOver(const PlannerConfig& config) {
-    TF_RETURN_IF_ERROR(StartSearch(config));
-    state_.module()->schedule().set_sequence(state_.computation(),
-                                             state_.sequence());
-    return absl::OkStatus();
-  }
   void set_rejected(std::string why) {
     PlannerResult& result = state_.result();
     result.plan_rejected = true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -729,7 +730,8 @@ namespace {
 
 // Sets the planned computation's schedule for copying, which must name
 // every instruction: the planned order, then what is about to go (users
-// last). TrimCopy sets the copy's real order.
+// last). TrimCopy sets the copy's real order; the module gets its given
+// order back (GivenScheduleAgain) once copied.
 void ScheduleEverything(PlannerState& state, const FinalOrder& order) {
   HloComputation* const computation = state.computation();
   HloInstructionSequence everything = order.sequence;
@@ -740,6 +742,14 @@ void ScheduleEverything(PlannerState& state, const FinalOrder& order) {
     }
   }
   state.module()->schedule().set_sequence(computation, std::move(everything));
+}
+
+// The planned computation's schedule as the planner was given it: a copy
+// leaves the module as it found it, so that a copy made later (a lane's, of
+// the module as given) sees no clone a plan since taken back had added.
+void GivenScheduleAgain(PlannerState& state) {
+  state.module()->schedule().set_sequence(state.computation(),
+                                          state.sequence());
 }
 
 // Takes what the plan leaves out of `copy` (made with every name kept) and
@@ -789,6 +799,7 @@ absl::Status TrimCopy(PlannerState& state, const FinalOrder& order,
 absl::StatusOr<std::unique_ptr<HloModule>> PlannedCopy(PlannerState& state) {
   const FinalOrder order = ComputeFinalOrder(state);
   ScheduleEverything(state, order);
+  absl::Cleanup given_again = [&state] { GivenScheduleAgain(state); };
   // Clone CHECK-fails on an invalid schedule: a planner error says so.
   TF_RETURN_IF_ERROR(state.module()->schedule().Verify());
   // Clone("") keeps every name, which is how instructions are found again.
@@ -801,6 +812,7 @@ absl::StatusOr<JudgingCopy> JudgingCopyOf(PlannerState& state,
                                           const FinalOrder& order) {
   // The copy's schedule is verified as it is set (an error, not a CHECK).
   ScheduleEverything(state, order);
+  absl::Cleanup given_again = [&state] { GivenScheduleAgain(state); };
   TF_ASSIGN_OR_RETURN(JudgingCopy copy,
                       state.judging_copier().Copy(*state.module()));
   TF_RETURN_IF_ERROR(TrimCopy(state, order, copy.module.get()));

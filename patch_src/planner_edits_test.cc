@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -95,6 +96,21 @@ TEST_F(PlannerEditsTest, PlannedCopyCarriesThePlan) {
   EXPECT_TRUE((*copy)->schedule().Verify().ok());
   EXPECT_THAT((*copy)->entry_computation()->root_instruction(),
               GmockMatch(m::Add(m::Op(), m::Exp(m::Parameter(0)))));
+}
+
+// A copy leaves the module's schedule as the planner was given it, so a
+// copy of the module made after the plan is taken back sees no clone.
+TEST_F(PlannerEditsTest, ACopyLeavesTheModulesScheduleAsGiven) {
+  const std::vector<HloInstruction*> given =
+      module_->schedule().sequence(module_->entry_computation()).instructions();
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  ASSERT_TRUE(PlannedCopy(*state_).ok());
+  EXPECT_EQ(
+      module_->schedule().sequence(module_->entry_computation()).instructions(),
+      given);
+  ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
+  ASSERT_TRUE(DropTakenBack(*state_).ok());
+  EXPECT_TRUE(module_->schedule().Verify().ok());
 }
 
 TEST_F(PlannerEditsTest, MaterializeAppliesThePlanInScheduleOrder) {

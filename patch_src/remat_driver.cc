@@ -586,7 +586,8 @@ class RematDriver {
     absl::StatusOr<std::optional<KnownFrontier>> known = cache.Load();
     if (known.ok()) {
       if (known->has_value()) {
-        search.known = std::make_shared<const KnownFrontier>(**known);
+        search.known =
+            std::make_shared<const KnownFrontier>(*std::move(*known));
       }
       report_.frontier_cache = FrontierCacheUse::kSearched;
     } else {
