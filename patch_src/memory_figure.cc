@@ -14,6 +14,7 @@
 #include "xla/service/buffer_assignment.h"
 #include "xla/service/buffer_value.h"
 #include "xla/service/logical_buffer.h"
+#include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_schedule.h"
 #include "xla/service/remat/size_function.h"
 #include "xla/tsl/platform/statusor.h"
@@ -38,6 +39,11 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffersOnSchedule(
       alias_info != nullptr ? alias_info : &default_alias_info,
       [alignment](LogicalBuffer::Color) { return alignment; },
       std::move(options));
+}
+
+AliasedOutputs TrackerAliasedOutputs(MemoryFigure figure) {
+  return figure == MemoryFigure::kHeapSimulator ? AliasedOutputs::kOwnBytes
+                                                : AliasedOutputs::kInParameter;
 }
 
 absl::StatusOr<int64_t> MeasureMemory(const HloModule& module,

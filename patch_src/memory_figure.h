@@ -17,6 +17,7 @@
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/buffer_assignment.h"
+#include "xla/service/remat/memory_tracker.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/size_function.h"
 
@@ -31,6 +32,12 @@ namespace remat {
 absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffersOnSchedule(
     const HloModule& module, const SizeFunction& size_fn,
     const AliasInfo* alias_info, int64_t alignment);
+
+// How the planner's tracker counts an output aliased with a donated
+// parameter, for the figure it plans against: BufferAssigner (GPU) gives it
+// the parameter's allocation; on CPU it is counted apart, as the planner was
+// tuned (memory_tracker.h).
+AliasedOutputs TrackerAliasedOutputs(MemoryFigure figure);
 
 // The module's memory by `options.figure`; `alias_info` null: XLA's default.
 absl::StatusOr<int64_t> MeasureMemory(const HloModule& module,

@@ -167,12 +167,8 @@ class RematDriver {
         by_heap_simulator_(options.memory_figure.figure ==
                            MemoryFigure::kHeapSimulator) {}
 
-  // BufferAssigner (the GPU's figure) puts an output aliased with a donated
-  // parameter in the parameter's allocation; see memory_tracker.h for why
-  // the CPU's planner counts it apart.
   AliasedOutputs aliased_outputs() const {
-    return by_heap_simulator_ ? AliasedOutputs::kOwnBytes
-                              : AliasedOutputs::kInParameter;
+    return TrackerAliasedOutputs(options_.memory_figure.figure);
   }
   // The tracker on the module's schedule as it is now, counting as the
   // planner will.

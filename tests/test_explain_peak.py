@@ -64,3 +64,47 @@ def test_a_bad_count_names_the_option(tmp_path, value):
     done = explain(tmp_path, "--explain-peak", value)
     assert done.returncode == 2
     assert f"--explain-peak={value} is not valid" in done.stderr
+
+
+# A donated weight read once, early, and written back at the end: XLA's live
+# ranges free the parameter after its read and give the output a buffer of
+# its own from its definition; the CPU's tracker keeps the parameter to the
+# end and counts the output apart.
+DONATED = """HloModule donated, is_scheduled=true, input_output_alias={ {}: (0, {}, may-alias) }
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY main {
+  weights = f32[1048576]{0} parameter(0)
+  zero = f32[] constant(0)
+  total = f32[] reduce(weights, zero), dimensions={0}, to_apply=add
+  spread = f32[1048576]{0} broadcast(total), dimensions={}
+  ROOT doubled = f32[1048576]{0} add(spread, spread)
+}
+"""
+TRACKER_LINE = re.compile(
+    r"^tracker (before|after): (\d+) bytes, the planner's count, at (\S+); "
+    r"HeapSimulator's live ranges hold (\d+) bytes there$"
+)
+
+
+def test_what_only_the_tracker_holds_at_its_peak_is_named(tmp_path):
+    src = tmp_path / "donated.hlo"
+    src.write_text(DONATED)
+    done = run_hlo_remat(src, ["--explain-peak", "3"], tmp_path / "r.json")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    found = {m.group(1): (i, m) for i, line in enumerate(lines) if (m := TRACKER_LINE.match(line))}
+    assert set(found) == {"before", "after"}, done.stderr
+    at, before = found["before"]
+    # The tracker's peak is the planner's count of the module as given.
+    assert int(before.group(2)) == done.raw["peak_before_bytes"] == 3 * 4 * 2**20
+    assert before.group(3) == "doubled"
+    assert int(before.group(4)) == 2 * 4 * 2**20
+    assert lines[at + 1] == "  only the tracker: 1 values, 4194304 bytes (parameter 4194304)"
+    assert lines[at + 2].split()[:2] == ["4194304", "weights"]
+    assert lines[at + 3] == "  only HeapSimulator: 0 values, 0 bytes"

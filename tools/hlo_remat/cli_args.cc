@@ -84,7 +84,8 @@ constexpr OptionDoc kOptions[] = {
      "build every move the peak bound refuses and fail if one raises no "
      "peak (slower; the plan is the same: for checking that)"},
     {"--explain-peak", "N", "off",
-     "print the N largest values live at the peak, before and after"},
+     "print the N largest values live at the peak, before and after; on "
+     "CPU also the planner's count at its own peak and what only it holds"},
     {"--after-copy-insertion", "", "off",
      "treat IN as the GPU hook sees it (scheduler 'given', live ranges "
      "checked)"},

@@ -36,7 +36,9 @@
 #include "numerics_check.h"
 #include "peak_breakdown.h"
 #include "step_time.h"
+#include "tracker_gap.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/remat_flag_table.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/remat_pass.h"
@@ -178,6 +180,14 @@ int Run(CliArgs& args) {
         hlo_remat::ExplainPeakOnCpu(*module, *size_fn, args.explain_peak_top);
     if (!before.ok()) return Fail(1, before.status().message());
     explained = hlo_remat::FormatPeakBreakdown(*before, "before");
+    // What the planner counts, beside it: where its tracker and the figure
+    // part is what the planner cannot see.
+    absl::StatusOr<hlo_remat::TrackerGap> gap = hlo_remat::FindTrackerGap(
+        *module, *size_fn,
+        xla::remat::TrackerAliasedOutputs(options->memory_figure.figure),
+        args.explain_peak_top);
+    if (!gap.ok()) return Fail(1, gap.status().message());
+    absl::StrAppend(&explained, hlo_remat::FormatTrackerGap(*gap, "before"));
   }
   absl::StatusOr<xla::remat::RematReport> report;
   if (args.platform == Platform::kGpu) {
@@ -199,8 +209,14 @@ int Run(CliArgs& args) {
     absl::StatusOr<hlo_remat::PeakBreakdown> after =
         hlo_remat::ExplainPeakOnCpu(*module, *size_fn, args.explain_peak_top);
     if (!after.ok()) return Fail(1, after.status().message());
+    absl::StatusOr<hlo_remat::TrackerGap> gap = hlo_remat::FindTrackerGap(
+        *module, *size_fn,
+        xla::remat::TrackerAliasedOutputs(options->memory_figure.figure),
+        args.explain_peak_top);
+    if (!gap.ok()) return Fail(1, gap.status().message());
     hlo_remat::WriteUserMessage(
-        explained + hlo_remat::FormatPeakBreakdown(*after, "after"));
+        explained + hlo_remat::FormatPeakBreakdown(*after, "after") +
+        hlo_remat::FormatTrackerGap(*gap, "after"));
   }
   if (!args.output.empty()) {
     absl::Status written = hlo_remat::WriteModule(args.output, *module);
