@@ -116,12 +116,16 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
             });
   if (static_cast<int>(values.size()) > top) values.resize(top);
   out.largest = std::move(values);
-  out.by_computation.assign(per_computation.begin(), per_computation.end());
-  std::sort(out.by_computation.begin(), out.by_computation.end(),
-            [](const auto& a, const auto& b) {
-              return a.second != b.second ? a.second > b.second
-                                          : a.first < b.first;
-            });
+  out.by_computation = LargestFirst(per_computation);
+  return out;
+}
+
+std::vector<std::pair<std::string, int64_t>> LargestFirst(
+    const absl::flat_hash_map<std::string, int64_t>& bytes) {
+  std::vector<std::pair<std::string, int64_t>> out(bytes.begin(), bytes.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/analysis/alias_info.h"
@@ -57,6 +58,10 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
 absl::StatusOr<PeakBreakdown> ExplainPeakOnCpu(
     const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
     int top);
+
+// `bytes` by name as a list, the largest first (ties by name).
+std::vector<std::pair<std::string, int64_t>> LargestFirst(
+    const absl::flat_hash_map<std::string, int64_t>& bytes);
 
 std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
                                 absl::string_view label);

@@ -76,12 +76,7 @@ OneSided Unmatched(const absl::flat_hash_map<ValueKey, Held>& mine,
     out.largest.push_back(
         Shown(only[i]->instruction, only[i]->index, only[i]->bytes));
   }
-  out.by_opcode.assign(by_opcode.begin(), by_opcode.end());
-  std::sort(out.by_opcode.begin(), out.by_opcode.end(),
-            [](const auto& a, const auto& b) {
-              return a.second != b.second ? a.second > b.second
-                                          : a.first < b.first;
-            });
+  out.by_opcode = LargestFirst(by_opcode);
   return out;
 }
 
