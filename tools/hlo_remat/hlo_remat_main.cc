@@ -44,6 +44,7 @@
 #include "xla/service/remat/remat_pass.h"
 #include "xla/service/remat/remat_report.h"
 #include "xla/service/remat/size_function.h"
+#include "xla/tsl/platform/statusor.h"
 
 namespace {
 
@@ -146,6 +147,23 @@ std::string SummaryLine(const xla::remat::RematReport& report) {
       xla::remat::NumericsName(report.numerics));
 }
 
+// --explain-peak on a CPU module: the figure's peak, and beside it the
+// planner's own count, where the two part being what the planner cannot see.
+absl::StatusOr<std::string> ExplainOnCpu(
+    const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
+    const xla::remat::RematOptions& options, int top, absl::string_view label) {
+  TF_ASSIGN_OR_RETURN(hlo_remat::PeakBreakdown peak,
+                      hlo_remat::ExplainPeakOnCpu(module, size_fn, top));
+  TF_ASSIGN_OR_RETURN(
+      hlo_remat::TrackerGap gap,
+      hlo_remat::FindTrackerGap(
+          module, size_fn,
+          xla::remat::TrackerAliasedOutputs(options.memory_figure.figure),
+          top));
+  return hlo_remat::FormatPeakBreakdown(peak, label) +
+         hlo_remat::FormatTrackerGap(gap, label);
+}
+
 // Everything after the arguments are understood; returns the exit code.
 int Run(CliArgs& args) {
   hlo_remat::MarkInput(args.input);
@@ -176,18 +194,10 @@ int Run(CliArgs& args) {
   const bool explain_here =
       args.explain_peak_top > 0 && args.platform != Platform::kGpu;
   if (explain_here && module->has_schedule()) {
-    absl::StatusOr<hlo_remat::PeakBreakdown> before =
-        hlo_remat::ExplainPeakOnCpu(*module, *size_fn, args.explain_peak_top);
+    absl::StatusOr<std::string> before = ExplainOnCpu(
+        *module, *size_fn, *options, args.explain_peak_top, "before");
     if (!before.ok()) return Fail(1, before.status().message());
-    explained = hlo_remat::FormatPeakBreakdown(*before, "before");
-    // What the planner counts, beside it: where its tracker and the figure
-    // part is what the planner cannot see.
-    absl::StatusOr<hlo_remat::TrackerGap> gap = hlo_remat::FindTrackerGap(
-        *module, *size_fn,
-        xla::remat::TrackerAliasedOutputs(options->memory_figure.figure),
-        args.explain_peak_top);
-    if (!gap.ok()) return Fail(1, gap.status().message());
-    absl::StrAppend(&explained, hlo_remat::FormatTrackerGap(*gap, "before"));
+    explained = *std::move(before);
   }
   absl::StatusOr<xla::remat::RematReport> report;
   if (args.platform == Platform::kGpu) {
@@ -206,17 +216,10 @@ int Run(CliArgs& args) {
   }
   if (original != nullptr) MeasureOnCpu(args, *original, *module, *report);
   if (explain_here) {
-    absl::StatusOr<hlo_remat::PeakBreakdown> after =
-        hlo_remat::ExplainPeakOnCpu(*module, *size_fn, args.explain_peak_top);
+    absl::StatusOr<std::string> after = ExplainOnCpu(
+        *module, *size_fn, *options, args.explain_peak_top, "after");
     if (!after.ok()) return Fail(1, after.status().message());
-    absl::StatusOr<hlo_remat::TrackerGap> gap = hlo_remat::FindTrackerGap(
-        *module, *size_fn,
-        xla::remat::TrackerAliasedOutputs(options->memory_figure.figure),
-        args.explain_peak_top);
-    if (!gap.ok()) return Fail(1, gap.status().message());
-    hlo_remat::WriteUserMessage(
-        explained + hlo_remat::FormatPeakBreakdown(*after, "after") +
-        hlo_remat::FormatTrackerGap(*gap, "after"));
+    hlo_remat::WriteUserMessage(explained + *after);
   }
   if (!args.output.empty()) {
     absl::Status written = hlo_remat::WriteModule(args.output, *module);

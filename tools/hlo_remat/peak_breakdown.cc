@@ -95,16 +95,7 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
   std::vector<LiveValue> values;
   absl::flat_hash_map<std::string, int64_t> per_computation;
   for (const auto& [value, bytes] : held) {
-    const xla::HloInstruction* instruction = value->instruction();
-    LiveValue v;
-    v.instruction = absl::StrCat(
-        instruction->name(),
-        value->index().empty()
-            ? ""
-            : absl::StrCat("{", absl::StrJoin(value->index(), ","), "}"));
-    v.computation = instruction->parent()->name();
-    v.shape = xla::ShapeUtil::HumanString(value->shape());
-    v.bytes = bytes;
+    LiveValue v = DescribeValue(value->instruction(), value->index(), bytes);
     per_computation[v.computation] += bytes;
     values.push_back(std::move(v));
   }
@@ -118,6 +109,25 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
   out.largest = std::move(values);
   out.by_computation = LargestFirst(per_computation);
   return out;
+}
+
+LiveValue DescribeValue(const xla::HloInstruction* instruction,
+                        const xla::ShapeIndex& index, int64_t bytes) {
+  LiveValue v;
+  v.instruction = absl::StrCat(
+      instruction->name(),
+      index.empty() ? "" : absl::StrCat("{", absl::StrJoin(index, ","), "}"));
+  v.computation = instruction->parent()->name();
+  v.shape = xla::ShapeUtil::HumanString(
+      xla::ShapeUtil::GetSubshape(instruction->shape(), index));
+  v.bytes = bytes;
+  return v;
+}
+
+void AppendValueLine(const LiveValue& value, absl::string_view where,
+                     std::string& out) {
+  absl::StrAppendFormat(&out, "  %12d  %-40s %s%s\n", value.bytes,
+                        value.instruction, value.shape, where);
 }
 
 std::vector<std::pair<std::string, int64_t>> LargestFirst(
@@ -157,8 +167,7 @@ std::string FormatPeakBreakdown(const PeakBreakdown& breakdown,
         v.computation == breakdown.entry
             ? ""
             : absl::StrCat("  [", ShownName(v.computation), "]");
-    absl::StrAppendFormat(&out, "  %12d  %-40s %s%s\n", v.bytes, v.instruction,
-                          v.shape, where);
+    AppendValueLine(v, where, out);
   }
   absl::StrAppend(&out, "  by defining computation:\n");
   for (const auto& [computation, bytes] : breakdown.by_computation) {

@@ -14,8 +14,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "xla/hlo/analysis/alias_info.h"
+#include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/size_function.h"
+#include "xla/shape_util.h"
 
 namespace hlo_remat {
 
@@ -58,6 +60,14 @@ absl::StatusOr<PeakBreakdown> ExplainPeak(
 absl::StatusOr<PeakBreakdown> ExplainPeakOnCpu(
     const xla::HloModule& module, const xla::remat::SizeFunction& size_fn,
     int top);
+
+// The value `instruction` defines at `index`, holding `bytes`.
+LiveValue DescribeValue(const xla::HloInstruction* instruction,
+                        const xla::ShapeIndex& index, int64_t bytes);
+
+// One value's line of a breakdown; `where` follows its shape.
+void AppendValueLine(const LiveValue& value, absl::string_view where,
+                     std::string& out);
 
 // `bytes` by name as a list, the largest first (ties by name).
 std::vector<std::pair<std::string, int64_t>> LargestFirst(

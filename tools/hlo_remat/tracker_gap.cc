@@ -27,54 +27,30 @@ namespace {
 
 using xla::HloInstruction;
 
-// A value by what defines it: the same key on both sides.
-using ValueKey = std::pair<const HloInstruction*, std::string>;
-
-ValueKey KeyOf(const HloInstruction* instruction,
-               const xla::ShapeIndex& index) {
-  return {instruction, index.ToString()};
-}
-
-LiveValue Shown(const HloInstruction* instruction, const xla::ShapeIndex& index,
-                int64_t bytes) {
-  LiveValue v;
-  v.instruction = absl::StrCat(
-      instruction->name(),
-      index.empty() ? "" : absl::StrCat("{", absl::StrJoin(index, ","), "}"));
-  v.computation = instruction->parent()->name();
-  v.shape = xla::ShapeUtil::HumanString(
-      xla::ShapeUtil::GetSubshape(instruction->shape(), index));
-  v.bytes = bytes;
-  return v;
-}
-
-struct Held {
-  const HloInstruction* instruction;
-  xla::ShapeIndex index;
-  int64_t bytes;
-};
+// A value by what defines it, the same on both sides, and its bytes.
+using ValueKey = std::pair<const HloInstruction*, xla::ShapeIndex>;
+using HeldBytes = absl::flat_hash_map<ValueKey, int64_t>;
 
 // The values of `mine` the other side does not hold.
-OneSided Unmatched(const absl::flat_hash_map<ValueKey, Held>& mine,
-                   const absl::flat_hash_map<ValueKey, Held>& theirs, int top) {
+OneSided Unmatched(const HeldBytes& mine, const HeldBytes& theirs, int top) {
   OneSided out;
-  std::vector<const Held*> only;
+  std::vector<const HeldBytes::value_type*> only;
   absl::flat_hash_map<std::string, int64_t> by_opcode;
-  for (const auto& [key, held] : mine) {
-    if (theirs.contains(key)) continue;
+  for (const auto& held : mine) {
+    if (theirs.contains(held.first)) continue;
     only.push_back(&held);
     ++out.count;
-    out.bytes += held.bytes;
-    by_opcode[xla::HloOpcodeString(held.instruction->opcode())] += held.bytes;
+    out.bytes += held.second;
+    by_opcode[xla::HloOpcodeString(held.first.first->opcode())] += held.second;
   }
-  std::sort(only.begin(), only.end(), [](const Held* a, const Held* b) {
-    return a->bytes != b->bytes
-               ? a->bytes > b->bytes
-               : a->instruction->name() < b->instruction->name();
+  std::sort(only.begin(), only.end(), [](const auto* a, const auto* b) {
+    return a->second != b->second
+               ? a->second > b->second
+               : a->first.first->name() < b->first.first->name();
   });
   for (int i = 0; i < static_cast<int>(only.size()) && i < top; ++i) {
-    out.largest.push_back(
-        Shown(only[i]->instruction, only[i]->index, only[i]->bytes));
+    const auto& [key, bytes] = *only[i];
+    out.largest.push_back(DescribeValue(key.first, key.second, bytes));
   }
   out.by_opcode = LargestFirst(by_opcode);
   return out;
@@ -89,10 +65,7 @@ void AppendOneSided(const OneSided& side, absl::string_view who,
   absl::StrAppendFormat(
       &out, "  only %s: %d values, %d bytes%s\n", who, side.count, side.bytes,
       kinds.empty() ? "" : absl::StrCat(" (", absl::StrJoin(kinds, ", "), ")"));
-  for (const LiveValue& v : side.largest) {
-    absl::StrAppendFormat(&out, "  %12d  %-40s %s\n", v.bytes, v.instruction,
-                          v.shape);
-  }
+  for (const LiveValue& v : side.largest) AppendValueLine(v, "", out);
 }
 
 }  // namespace
@@ -110,14 +83,13 @@ absl::StatusOr<TrackerGap> FindTrackerGap(
   gap.tracker_peak_bytes = entry.peak();
   gap.tracker_peak_at = std::string(entry.sequence()[position]->name());
 
-  absl::flat_hash_map<ValueKey, Held> tracked;
+  HeldBytes tracked;
   for (const xla::remat::TrackedBuffer& buffer : entry.buffers()) {
     if (buffer.size == 0 || buffer.def_pos > position ||
         entry.LastPosition(buffer) < position) {
       continue;
     }
-    tracked[KeyOf(buffer.defining, buffer.index)] =
-        Held{buffer.defining, buffer.index, buffer.size};
+    tracked[{buffer.defining, buffer.index}] = buffer.size;
   }
 
   TF_ASSIGN_OR_RETURN(std::unique_ptr<xla::remat::AliasSetup> aliases,
@@ -132,7 +104,7 @@ absl::StatusOr<TrackerGap> FindTrackerGap(
     return absl::InternalError(absl::StrCat(
         "the tracker's peak ", gap.tracker_peak_at, " has no live-range time"));
   }
-  absl::flat_hash_map<ValueKey, Held> simulated;
+  HeldBytes simulated;
   absl::flat_hash_map<const xla::HloBuffer*, int64_t> buffers;
   for (const auto& [value, range] : ranges->buffer_live_ranges()) {
     // HeapSimulator gives constants no heap space (its default).
@@ -144,8 +116,7 @@ absl::StatusOr<TrackerGap> FindTrackerGap(
     const xla::HloBuffer& buffer =
         aliases->analysis().GetBufferContainingValue(*value);
     buffers[&buffer] = std::max(buffers[&buffer], bytes);
-    simulated[KeyOf(value->instruction(), value->index())] =
-        Held{value->instruction(), value->index(), bytes};
+    simulated[{value->instruction(), value->index()}] = bytes;
   }
   for (const auto& [buffer, bytes] : buffers) gap.figure_live_bytes += bytes;
   gap.tracker_only = Unmatched(tracked, simulated, top);
