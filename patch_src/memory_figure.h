@@ -34,9 +34,9 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffersOnSchedule(
     const AliasInfo* alias_info, int64_t alignment);
 
 // How the planner's tracker counts an output aliased with a donated
-// parameter, for the figure it plans against: BufferAssigner (GPU) gives it
-// the parameter's allocation; on CPU it is counted apart, as the planner was
-// tuned (memory_tracker.h).
+// parameter, for the figure it plans against (memory_tracker.h): in the
+// parameter's allocation by BufferAssigner (GPU); apart, the parameter ending
+// at its last use, by HeapSimulator's live ranges (CPU).
 AliasedOutputs TrackerAliasedOutputs(MemoryFigure figure);
 
 // The module's memory by `options.figure`; `alias_info` null: XLA's default.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "xla/hlo/ir/hlo_computation.h"
@@ -116,6 +117,9 @@ absl::StatusOr<ComputationMemory> ComputationMemory::Build(
   if (is_entry && aliased_outputs == AliasedOutputs::kInParameter) {
     m.CountAliasedOutputsInParameters(computation);
   }
+  if (is_entry && aliased_outputs == AliasedOutputs::kOwnBytes) {
+    m.EndDonatedParametersAtLastUse(computation);
+  }
   m.BuildProfile(called_peaks);
   return m;
 }
@@ -194,6 +198,32 @@ void ComputationMemory::RecordUses(const HloInstruction* root) {
   }
   for (const std::vector<int>& ids : sources_.at(root)) {
     for (int id : ids) buffers_[id].live_to_end = true;
+  }
+}
+
+void ComputationMemory::EndDonatedParametersAtLastUse(
+    const HloComputation* entry) {
+  const HloModule* module = entry->parent();
+  if (module == nullptr) return;
+  const HloInputOutputAliasConfig& aliases =
+      module->input_output_alias_config();
+  // Passed through to the output: live to the end after all.
+  absl::flat_hash_set<int> returned;
+  for (const std::vector<int>& ids : sources_.at(entry->root_instruction())) {
+    returned.insert(ids.begin(), ids.end());
+  }
+  for (const HloInstruction* parameter : entry->parameter_instructions()) {
+    const std::vector<ShapeIndex> indices = SubshapeIndices(parameter->shape());
+    const std::vector<std::vector<int>>& slots = sources_.at(parameter);
+    for (size_t element = 0; element < indices.size(); ++element) {
+      if (!aliases.ParameterHasAlias(parameter->parameter_number(),
+                                     indices[element])) {
+        continue;
+      }
+      for (int id : slots[element]) {
+        if (!returned.contains(id)) buffers_[id].live_to_end = false;
+      }
+    }
   }
 }
 

@@ -3,10 +3,12 @@
 // A buffer is an array (or tuple table) that an instruction defines; tuple,
 // get-tuple-element, bitcast, while and the like only forward buffers. A
 // buffer is live from its definition to its last use; entry parameters and
-// module outputs stay live to the end. A call site (while, conditional, call)
-// also holds the peak of the computations it runs. This is the model
-// HeapSimulator uses on the same schedule, without its in-place reuse of an
-// operand's buffer by its user, so the tracker may be a little higher.
+// module outputs stay live to the end, but for a donated parameter whose
+// output is counted apart (AliasedOutputs::kOwnBytes), which ends at its last
+// use. A call site (while, conditional, call) also holds the peak of the
+// computations it runs. This is the model HeapSimulator uses on the same
+// schedule (XLA's live ranges), without its in-place reuse of an operand's
+// buffer by its user, so the tracker may be a little higher.
 #ifndef XLA_SERVICE_REMAT_MEMORY_TRACKER_H_
 #define XLA_SERVICE_REMAT_MEMORY_TRACKER_H_
 
@@ -26,13 +28,16 @@ namespace xla {
 namespace remat {
 
 // How an output of the entry aliased with a donated parameter is counted.
-// Copy insertion made the two one buffer: BufferAssigner (the GPU's figure)
-// gives it the parameter's allocation. The CPU's planner keeps counting it
-// apart, as it was tuned: counted in the parameter there, greedy plans ended
-// higher by HeapSimulator (docs/measured.md).
+// BufferAssigner (the GPU's figure) gives it the parameter's allocation, which
+// lives through the step. XLA's live ranges, which HeapSimulator (the CPU's
+// figure) counts by, end the parameter at its last use and give the output a
+// buffer from its definition; counted so, the tracker is the figure on the CPU
+// steps of the catalogue (docs/measured.md, "where a cold frontier goes").
 enum class AliasedOutputs {
-  kOwnBytes,     // from its definition to the end, like any other output
-  kInParameter,  // adds nothing: the parameter's buffer holds it
+  // From its definition to the end, like any other output; the donated
+  // parameter ends at its last use.
+  kOwnBytes,
+  kInParameter,  // adds nothing: the parameter's buffer holds it to the end
 };
 
 struct TrackedBuffer {
@@ -85,6 +90,7 @@ class ComputationMemory {
   void DefineBuffers(bool is_entry, const SizeFunction& size_fn);
   void RecordUses(const HloInstruction* root);
   void CountAliasedOutputsInParameters(const HloComputation* entry);
+  void EndDonatedParametersAtLastUse(const HloComputation* entry);
   void BuildProfile(
       const absl::flat_hash_map<const HloComputation*, int64_t>& called_peaks);
   int NewBuffer(const HloInstruction* defining, const ShapeIndex& index,

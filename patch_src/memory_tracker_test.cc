@@ -64,6 +64,36 @@ TEST(MemoryTrackerTest, CountedApartTheAliasedOutputTakesItsOwnBytes) {
   EXPECT_EQ(*peak, 3 * kSquareValueBytes);
 }
 
+// The weight is read once, by a copy, before the update's peak.
+std::string CopiedUpdateModule(absl::string_view header_extra) {
+  return absl::StrCat("HloModule copied, is_scheduled=true", header_extra, R"(
+ENTRY main {
+  w = f32[256,256]{1,0} parameter(0)
+  c = f32[256,256]{1,0} copy(w)
+  e = f32[256,256]{1,0} exponential(c)
+  update = f32[256,256]{1,0} subtract(c, e)
+  ROOT out = (f32[256,256]{1,0}) tuple(update)
+})");
+}
+
+TEST(MemoryTrackerTest, ADonatedParameterCountedApartEndsAtItsLastUse) {
+  // As XLA's live ranges count it: c, e and update at `update`.
+  absl::StatusOr<int64_t> apart =
+      TrackedPeak(CopiedUpdateModule(kDonatedAlias), AliasedOutputs::kOwnBytes);
+  ASSERT_TRUE(apart.ok()) << apart.status();
+  EXPECT_EQ(*apart, 3 * kSquareValueBytes);
+  // In the parameter, it holds the output to the end: w, c and e.
+  absl::StatusOr<int64_t> held = TrackedPeak(CopiedUpdateModule(kDonatedAlias),
+                                             AliasedOutputs::kInParameter);
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(*held, 3 * kSquareValueBytes);
+  // Not donated, it is the caller's to the end: w, c, e and update.
+  absl::StatusOr<int64_t> kept =
+      TrackedPeak(CopiedUpdateModule(""), AliasedOutputs::kOwnBytes);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, 4 * kSquareValueBytes);
+}
+
 }  // namespace
 }  // namespace remat
 }  // namespace xla

@@ -485,11 +485,13 @@ TEST(RematPlannerTest, PathKeepsTheCheaperPlanWhenBothMeetTheBudget) {
 }
 
 // The copy of a donated weight can be made again right before the update
-// that overwrites the weight, as before an in-place writer; one position
+// that overwrites the weight, as before an in-place writer (the GPU's
+// configuration: the weight's allocation holds it to the end); one position
 // earlier (the CPU's place) it cannot, and stays held across the middle.
 TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
   PlannerConfig config = AsLowAsPossible();
   config.read_donated_until_written = true;
+  config.aliased_outputs = AliasedOutputs::kInParameter;
   absl::StatusOr<Planned> planned = PlanHlo(kDonatedUpdate, config);
   ASSERT_TRUE(planned.ok()) << planned.status();
   const HloInstruction* root =
@@ -510,6 +512,7 @@ TEST(RematPlannerTest, ADonatedWeightIsCopiedAgainRightBeforeItsUpdate) {
   EXPECT_EQ(position(update->operand(0)) + 1, position(update));
 
   config.read_donated_until_written = false;
+  config.aliased_outputs = AliasedOutputs::kOwnBytes;
   absl::StatusOr<Planned> earlier = PlanHlo(kDonatedUpdate, config);
   ASSERT_TRUE(earlier.ok()) << earlier.status();
   const HloInstruction* held = earlier->module->entry_computation()
