@@ -9,6 +9,13 @@
 
 namespace xla {
 namespace remat {
+namespace {
+
+// Fewer aims than this between the floor and the start: the room's quarters
+// are aimed at too.
+constexpr int kLeastAimsAboveTheFloor = 3;
+
+}  // namespace
 
 std::vector<double> DefaultFrontierShares() {
   return {0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.33, 0.25};
@@ -29,6 +36,19 @@ std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
     if (aim > 0 && aim < start_bytes) aims.push_back(aim);
   }
   if (floor_bytes > 0 && floor_bytes < start_bytes) {
+    // Where the shares leave the room between the floor and the start
+    // nearly empty, every aim lies below what the search reaches and all of
+    // them end at the same dear plan; a budget just under the start then pays
+    // for it (ResNet-50 on CPU: 0.632 of the allocation at +20.9%, where an
+    // aim in the room finds 0.651 at +2.4%). The room's quarters fill it.
+    const auto in_room = std::count_if(
+        aims.begin(), aims.end(), [&](int64_t aim) { return aim >= floor_bytes; });
+    if (in_room < kLeastAimsAboveTheFloor) {
+      const int64_t room = start_bytes - floor_bytes;
+      for (int quarter = 1; quarter <= 3; ++quarter) {
+        aims.push_back(floor_bytes + room * quarter / 4);
+      }
+    }
     aims.push_back(floor_bytes);
   }
   std::sort(aims.begin(), aims.end(), std::greater<int64_t>());

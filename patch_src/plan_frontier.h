@@ -39,7 +39,9 @@ struct FrontierPoint {
 // The aims of the frontier search: `shares` of `reference_bytes` (the
 // module's figure before the pass, which budgets such as 0.5x are shares
 // of) below `start_bytes` (the figure the planner starts from), and the
-// floor itself when it is below the start; highest first, each once.
+// floor itself when it is below the start; where fewer than three shares lie
+// between the floor and the start, the quarters of that room too. Highest
+// first, each once.
 std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
                                   int64_t reference_bytes, int64_t start_bytes,
                                   int64_t floor_bytes);

@@ -29,12 +29,22 @@ Answer AnswerFor(const std::vector<FrontierPoint>& points, int64_t budget,
 }
 
 TEST(FrontierAimsTest, SharesBelowTheStartAndTheFloorHighestFirst) {
-  EXPECT_EQ(FrontierAims({0.9, 0.5, 0.5, 0.2, 0.1}, 1000, 800, 150),
-            (std::vector<int64_t>{500, 200, 150, 100}));
+  EXPECT_EQ(FrontierAims({0.9, 0.7, 0.5, 0.5, 0.2, 0.1}, 1000, 800, 150),
+            (std::vector<int64_t>{700, 500, 200, 150, 100}));
   // No floor known: only the shares.
   EXPECT_EQ(FrontierAims({0.5}, 1000, 800, 0), (std::vector<int64_t>{500}));
   // The start at the floor: nothing can be lowered, whatever the aim.
   EXPECT_TRUE(FrontierAims({0.5}, 1000, 800, 800).empty());
+}
+
+TEST(FrontierAimsTest, AnAlmostEmptyRoomAboveTheFloorIsAimedAtInQuarters) {
+  // One share between the floor (600) and the start (680): the room's
+  // quarters are aims too, so a plan lies between the start and the lowest.
+  EXPECT_EQ(FrontierAims({0.9, 0.65, 0.5}, 1000, 680, 600),
+            (std::vector<int64_t>{660, 650, 640, 620, 600, 500}));
+  // Three shares in the room already: none added.
+  EXPECT_EQ(FrontierAims({0.9, 0.7, 0.6, 0.5}, 1000, 800, 400),
+            (std::vector<int64_t>{700, 600, 500, 400}));
 }
 
 TEST(ChooseFromFrontierTest, CheapestWithinElseLowest) {
