@@ -41,8 +41,9 @@ std::vector<int64_t> FrontierAims(absl::Span<const double> shares,
     // them end at the same dear plan; a budget just under the start then pays
     // for it (ResNet-50 on CPU: 0.632 of the allocation at +20.9%, where an
     // aim in the room finds 0.651 at +2.4%). The room's quarters fill it.
-    const auto in_room = std::count_if(
-        aims.begin(), aims.end(), [&](int64_t aim) { return aim >= floor_bytes; });
+    const auto in_room =
+        std::count_if(aims.begin(), aims.end(),
+                      [&](int64_t aim) { return aim >= floor_bytes; });
     if (in_room < kLeastAimsAboveTheFloor) {
       const int64_t room = start_bytes - floor_bytes;
       for (int quarter = 1; quarter <= 3; ++quarter) {
