@@ -197,6 +197,10 @@ def cell_answer(f: Frontier, nbytes: int, solved: BoundResult | None) -> dict:
         "bound": bound,
         "bound_status": "not solved" if solved is None else solved.status,
         "memory_ok": met or near_floor,
+        # The floor assumes every entry parameter live through the step; on
+        # CPU a donated one ends at its last use, so the relaxation may price
+        # a budget below the floor that the floor says no plan reaches.
+        "below_floor": nbytes < f.floor_bytes,
         "flops_ok": None if allowed is None else extra <= allowed + 1e-9,
     }
 
@@ -207,7 +211,8 @@ def _pct(value: float | None) -> str:
 
 def _bound_text(a: dict) -> str:
     if a["bound"] is not None:
-        return f"bound {_pct(a['bound'])}"
+        below = " (the budget is below the floor)" if a.get("below_floor") else ""
+        return f"bound {_pct(a['bound'])}{below}"
     return "impossible" if a.get("bound_status") == "Infeasible" else "bound not solved"
 
 
@@ -254,6 +259,8 @@ def markdown(records: list[dict]) -> str:
             lines.append(f"| {r['model']} | {r['device']} | {r['error']} | | | | |")
             continue
         floor = r["floor_bytes"] / max(r["before_bytes"], 1)
+        for budget in BUDGETS:  # records of sweeps before the field
+            r[budget].setdefault("below_floor", r[budget]["budget_bytes"] < r["floor_bytes"])
         lines.append(
             f"| {r['model']} | {r['device']} | {floor:.3f} | {_cell_text(r['0.5'])} | "
             f"{_cell_text(r['0.33'])} | {r['pass_seconds']:.1f} | {r['numerics']} |"

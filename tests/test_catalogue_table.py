@@ -83,3 +83,22 @@ def test_a_budget_missed_far_above_the_floor_says_what_the_bound_rules_out(tmp_p
     assert nbytes / before <= reach["below_ratio"] < reach["open_ratio"] <= answer["ratio"]
     assert f"reaches {reach['below_ratio']:.3f} (bound" in catalogue_table._cell_text(answer)
     assert not catalogue_table.add_out_of_reach(record, tmp_path, 5)  # once
+
+
+def test_a_bound_priced_below_the_floor_says_so():
+    """On CPU a donated parameter ends at its last use, so the relaxation can
+    price a budget the floor (parameters live through the step) rules out;
+    the cell names the conflict instead of reading as a plain bound."""
+    answer = {
+        "ratio": 0.634,
+        "met": False,
+        "memory_ok": True,
+        "extra_flops": 0.129,
+        "flops_ok": False,
+        "bound": 0.0,
+        "bound_status": "Optimal",
+        "below_floor": True,
+    }
+    assert "bound 0.0% (the budget is below the floor)" in catalogue_table._cell_text(answer)
+    answer["below_floor"] = False
+    assert "below the floor" not in catalogue_table._cell_text(answer)
