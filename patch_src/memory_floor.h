@@ -6,6 +6,10 @@
 // exist at the end. Values that share a buffer (HloAliasAnalysis: in-place
 // ops, donated parameters, while loops) count once, and a result that the
 // HeapSimulator may place in a dying operand's buffer counts once with it.
+// On CPU, XLA's live ranges end a donated parameter at its last use (the
+// tracker too, memory_tracker.h); the floor still counts it throughout, as
+// a training step holds the weight or the update replacing it at every
+// point. A module that drops a donated parameter early can go below it.
 #ifndef XLA_SERVICE_REMAT_MEMORY_FLOOR_H_
 #define XLA_SERVICE_REMAT_MEMORY_FLOOR_H_
 
