@@ -14,7 +14,8 @@ avoid:
 
 - entry parameters and the module's outputs already made (their bytes as
   the graph gives them: an output sharing a donated parameter's buffer has
-  none);
+  none; a donated parameter whose output is counted apart, on CPU, up to
+  its last reader);
 - what the checkpoint's node needs at once: the larger of the bytes it reads
   and the bytes it writes, since its output may take a dying operand's
   buffer;
@@ -156,8 +157,11 @@ class _BoundModel(MilpRows):
             )
         inf = np.inf
         for i, n in enumerate(nodes):
-            if n.live_to_end or n.opcode == "parameter":
-                continue  # there from its stage to the end
+            # There from its stage to the end. A parameter that is not (a
+            # donated one on CPU, which the live ranges end at its last read)
+            # is held as any value no plan can run again.
+            if n.live_to_end:
+                continue
             for (b, j), column in self.held[i].items():
                 self.row({**self.available(i, j, b), column: -1.0}, 0.0, inf)
             for c in set(readers[i]):
