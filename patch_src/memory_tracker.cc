@@ -205,26 +205,19 @@ void ComputationMemory::EndDonatedParametersAtLastUse(
     const HloComputation* entry) {
   const HloModule* module = entry->parent();
   if (module == nullptr) return;
-  const HloInputOutputAliasConfig& aliases =
-      module->input_output_alias_config();
   // Passed through to the output: live to the end after all.
-  absl::flat_hash_set<int> returned;
-  for (const std::vector<int>& ids : sources_.at(entry->root_instruction())) {
-    returned.insert(ids.begin(), ids.end());
-  }
-  for (const HloInstruction* parameter : entry->parameter_instructions()) {
-    const std::vector<ShapeIndex> indices = SubshapeIndices(parameter->shape());
-    const std::vector<std::vector<int>>& slots = sources_.at(parameter);
-    for (size_t element = 0; element < indices.size(); ++element) {
-      if (!aliases.ParameterHasAlias(parameter->parameter_number(),
-                                     indices[element])) {
-        continue;
-      }
-      for (int id : slots[element]) {
-        if (!returned.contains(id)) buffers_[id].live_to_end = false;
-      }
-    }
-  }
+  const std::vector<int> output = AllSources(entry->root_instruction());
+  const absl::flat_hash_set<int> returned(output.begin(), output.end());
+  module->input_output_alias_config().ForEachAlias(
+      [&](const ShapeIndex& /*output_index*/,
+          const HloInputOutputAliasConfig::Alias& alias) {
+        if (alias.parameter_number >= entry->num_parameters()) return;
+        const HloInstruction* parameter =
+            entry->parameter_instruction(alias.parameter_number);
+        for (int id : Sources(parameter, alias.parameter_index)) {
+          if (!returned.contains(id)) buffers_[id].live_to_end = false;
+        }
+      });
 }
 
 void ComputationMemory::CountAliasedOutputsInParameters(
