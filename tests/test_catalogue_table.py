@@ -97,8 +97,6 @@ def test_a_bound_priced_below_the_floor_says_so():
         "flops_ok": False,
         "bound": 0.0,
         "bound_status": "Optimal",
-        "below_floor": True,
     }
-    assert "bound 0.0% (the budget is below the floor)" in catalogue_table._cell_text(answer)
-    answer["below_floor"] = False
-    assert "below the floor" not in catalogue_table._cell_text(answer)
+    assert "bound 0.0% (the budget is below the floor)" in catalogue_table._cell_text(answer, True)
+    assert "below the floor" not in catalogue_table._cell_text(answer, False)
