@@ -392,6 +392,41 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   return made;
 }
 
+// The search's points, then each other schedule's (FrontierPoint::schedule
+// says which).
+std::vector<FrontierPoint> WithOtherSchedules(
+    const MadeFrontier& made,
+    absl::Span<const std::shared_ptr<const KnownFrontier>> others) {
+  std::vector<FrontierPoint> all = made.points;
+  for (size_t k = 0; k < others.size(); ++k) {
+    for (FrontierPoint point : others[k]->points) {
+      point.schedule = static_cast<int>(k) + 1;
+      all.push_back(point);
+    }
+  }
+  return all;
+}
+
+// Point `index` of `all` (WithOtherSchedules), which lies on another
+// schedule, alone with its recipe.
+std::shared_ptr<const KnownFrontier> OnePointOf(
+    absl::Span<const FrontierPoint> all, int index,
+    absl::Span<const std::shared_ptr<const KnownFrontier>> others) {
+  const int schedule = all[index].schedule;
+  int first = 0;  // the index in `all` of that schedule's first point
+  while (all[first].schedule != schedule) ++first;
+  const KnownFrontier& other = *others[schedule - 1];
+  const int own = index - first;
+  auto one = std::make_shared<KnownFrontier>();
+  one->points = {other.points[own]};
+  one->points[0].schedule = 0;  // on that schedule, its own
+  one->recipes = {own < static_cast<int>(other.recipes.size())
+                      ? other.recipes[own]
+                      : std::nullopt};
+  one->capped = other.capped;
+  return one;
+}
+
 }  // namespace
 
 absl::StatusOr<PlannerResult> PlanFromFrontier(
@@ -407,8 +442,32 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
     TF_ASSIGN_OR_RETURN(
         made, FrontierPoints(planner, module, computation, config, size_fn));
   }
-  std::optional<int> chosen = config.frontier->choose(made.points);
+  std::vector<std::shared_ptr<const KnownFrontier>> others;
+  if (source == FrontierSource::kSearched &&
+      config.frontier->other_schedules != nullptr) {
+    if (config.applicable != nullptr) {
+      return absl::InvalidArgumentError(
+          "rematerialization: other schedules are searched only where any "
+          "plan applies");
+    }
+    // The module as given: the raises left their last plan in it.
+    TF_RETURN_IF_ERROR(planner.RevertAll());
+    TF_ASSIGN_OR_RETURN(others,
+                        config.frontier->other_schedules(module, made.points));
+  }
+  const std::vector<FrontierPoint> all = WithOtherSchedules(made, others);
+  std::optional<int> chosen = config.frontier->choose(all);
   PlannerResult result;
+  if (chosen.has_value() && all[*chosen].schedule != 0) {
+    // Made by the caller, on that schedule: nothing is applied here.
+    TF_RETURN_IF_ERROR(planner.StartSearch(config));
+    TF_ASSIGN_OR_RETURN(result, planner.Materialize());
+    result.frontier_chosen_elsewhere = OnePointOf(all, *chosen, others);
+    result.frontier = all;
+    result.frontier_chosen = chosen;
+    result.frontier_source = source;
+    return result;
+  }
   while (chosen.has_value()) {
     TF_ASSIGN_OR_RETURN(std::optional<AimedPlan> remade,
                         MakeAgain(planner, config, made, *chosen));
@@ -461,8 +520,12 @@ absl::StatusOr<PlannerResult> PlanFromFrontier(
     TF_ASSIGN_OR_RETURN(result, planner.Materialize());
     result.flops_capped = made.capped;
   }
-  if (source != FrontierSource::kKnown) result.frontier_made = made.ToKnown();
-  result.frontier = std::move(made.points);
+  // A frontier that spans schedules is not kept: a later compile would
+  // answer from this schedule's points alone.
+  if (source != FrontierSource::kKnown && others.empty()) {
+    result.frontier_made = made.ToKnown();
+  }
+  result.frontier = others.empty() ? std::move(made.points) : all;
   result.frontier_chosen = chosen;
   result.frontier_source = source;
   return result;

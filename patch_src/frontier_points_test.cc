@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/plan_recipe.h"
 #include "xla/service/remat/planner_types.h"
 #include "xla/service/remat/remat_planner_test_util.h"
 #include "xla/service/remat/remat_test_util.h"
@@ -168,6 +171,89 @@ TEST(FrontierPointsTest, LanesMakeThePlansOnePlannerMakes) {
   }
   // Four aims, each its own plan.
   EXPECT_EQ(one->result.frontier.size(), 4);
+}
+
+// kFan planned for a budget two values under its start, with the frontier
+// of "another schedule" given as `other`: one point, made by no recipe.
+// What the callback saw of the module is put in `seen_entry_size`.
+absl::StatusOr<Planned> PlanFanWithAnotherSchedule(FrontierPoint other,
+                                                   int64_t* seen_entry_size) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  PlannerConfig config;
+  config.target_bytes = start - 2 * kSquareValueBytes;
+  config.keep_plan = [start](const HloModule& planned,
+                             const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
+    return PlanVerdict{/*keep=*/true,
+                       start - MovedPastTheTop(planned) * kSquareValueBytes,
+                       ""};
+  };
+  const int64_t budget = config.target_bytes;
+  FrontierSearch search;
+  search.aims = {budget};
+  search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
+    return ChooseFromFrontier(points, budget, start, FrontierRules{});
+  };
+  search.other_schedules = [other, seen_entry_size](
+                               const HloModule& module,
+                               absl::Span<const FrontierPoint> points)
+      -> absl::StatusOr<std::vector<std::shared_ptr<const KnownFrontier>>> {
+    *seen_entry_size = EntrySize(module);
+    auto known = std::make_shared<KnownFrontier>();
+    known->points = {other};
+    known->recipes = {std::nullopt};
+    return std::vector<std::shared_ptr<const KnownFrontier>>{known};
+  };
+  config.frontier = search;
+  return PlanHlo(kFan, config);
+}
+
+// Another schedule's point, within the budget for fewer FLOPs, is the
+// answer: it is handed back to be made on that schedule, nothing is applied
+// here, and a frontier that spans schedules is not kept for a later compile.
+TEST(FrontierPointsTest, APointOnAnotherScheduleIsChosenAndLeftToTheCaller) {
+  absl::StatusOr<Planned> lowest = PlanHlo(kFan, AsLowAsPossible());
+  ASSERT_TRUE(lowest.ok()) << lowest.status();
+  const int64_t start = lowest->result.initial_peak_bytes;
+  absl::StatusOr<std::unique_ptr<HloModule>> given = ParseAndVerify(kFan);
+  ASSERT_TRUE(given.ok()) << given.status();
+  const int64_t given_size = EntrySize(**given);
+  int64_t seen = 0;
+  const FrontierPoint cheap{start - 3 * kSquareValueBytes,
+                            start - 3 * kSquareValueBytes, /*extra_flops=*/1};
+  absl::StatusOr<Planned> planned = PlanFanWithAnotherSchedule(cheap, &seen);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const PlannerResult& result = planned->result;
+  EXPECT_EQ(seen, given_size);  // the module as given, no plan in it
+  ASSERT_TRUE(result.frontier_chosen.has_value());
+  const FrontierPoint& chosen = result.frontier[*result.frontier_chosen];
+  EXPECT_EQ(chosen.schedule, 1);
+  EXPECT_EQ(chosen.peak_bytes, cheap.peak_bytes);
+  ASSERT_NE(result.frontier_chosen_elsewhere, nullptr);
+  ASSERT_EQ(result.frontier_chosen_elsewhere->points.size(), 1);
+  EXPECT_EQ(result.frontier_chosen_elsewhere->points[0].schedule, 0);
+  EXPECT_EQ(EntrySize(*planned->module), given_size);
+  EXPECT_EQ(result.frontier_made, nullptr);
+}
+
+// Another schedule's point that no budget prefers (as high, dearer) joins
+// the frontier, and the search's own plan is applied.
+TEST(FrontierPointsTest, ADominatedPointOnAnotherScheduleLeavesThePlanApplied) {
+  absl::StatusOr<Planned> lowest = PlanHlo(kFan, AsLowAsPossible());
+  ASSERT_TRUE(lowest.ok()) << lowest.status();
+  const int64_t start = lowest->result.initial_peak_bytes;
+  int64_t seen = 0;
+  const FrontierPoint dear{start - kSquareValueBytes, start - kSquareValueBytes,
+                           /*extra_flops=*/1e12};
+  absl::StatusOr<Planned> planned = PlanFanWithAnotherSchedule(dear, &seen);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const PlannerResult& result = planned->result;
+  ASSERT_TRUE(result.frontier_chosen.has_value());
+  EXPECT_EQ(result.frontier[*result.frontier_chosen].schedule, 0);
+  EXPECT_EQ(result.frontier_chosen_elsewhere, nullptr);
+  EXPECT_GT(result.recomputed, 0);
+  EXPECT_EQ(result.frontier.back().schedule, 1);
+  EXPECT_EQ(result.frontier_made, nullptr);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ struct FrontierPoint {
   // False: the judge refused the plan (it did not lower the figure); the
   // point stands for the computation unchanged and is never chosen.
   bool kept = true;
+  // The schedule its plan was made on: 0, the one the search started from;
+  // k > 0, the k-th other schedule searched (FrontierSearch::other_schedules).
+  int schedule = 0;
 };
 
 // The aims of the frontier search: `shares` of `reference_bytes` (the

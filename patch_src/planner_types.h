@@ -75,6 +75,15 @@ struct FrontierSearch {
   // aims are planned, joined when `frees` is destroyed: the pass's driver
   // keeps it to its end. Null: joined before the search returns.
   BackgroundFrees* frees = nullptr;
+  // Called once the search's own points are made, with the module as given
+  // (no plan in it) and those points: the frontiers of other schedules of
+  // the module, one per schedule searched (none: it searched none). Their
+  // points join the search's for the lookup (FrontierPoint::schedule). Null:
+  // the module's schedule only. Not with a known frontier.
+  std::function<
+      absl::StatusOr<std::vector<std::shared_ptr<const KnownFrontier>>>(
+          const HloModule&, absl::Span<const FrontierPoint>)>
+      other_schedules;
 };
 
 // The default PlannerConfig::out_of_line_factor.
@@ -211,8 +220,12 @@ struct PlannerResult {
   std::optional<int> frontier_chosen;
   FrontierSource frontier_source = FrontierSource::kSearched;
   // The frontier this search made, with its recipes, for a later compile
-  // (frontier_cache.h); null when it was known already.
+  // (frontier_cache.h); null when it was known already, or spans schedules.
   std::shared_ptr<const KnownFrontier> frontier_made;
+  // The chosen point lies on another schedule (FrontierPoint::schedule):
+  // nothing is applied, and this holds that point with its recipe, for the
+  // caller to make on that schedule. Null: the chosen plan is applied.
+  std::shared_ptr<const KnownFrontier> frontier_chosen_elsewhere;
   // The platform's figure of the chosen plan as applied: its point's peak
   // when the search made it again the same way.
   int64_t frontier_applied_peak = 0;

@@ -30,6 +30,7 @@
 #include "xla/service/remat/memory_figure.h"
 #include "xla/service/remat/memory_floor.h"
 #include "xla/service/remat/memory_tracker.h"
+#include "xla/service/remat/other_schedules.h"
 #include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/plan_frontier.h"
 #include "xla/service/remat/remat_dump.h"
@@ -385,9 +386,12 @@ class RematDriver {
     report_.scheduler_chosen = choice.scheduler;
     report_.rescheduled = true;
     report_.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
+    // Another schedule the frontier may search (other_schedules.h).
+    given_schedule_ = given;
     if (given.has_value() &&
         choice.heap_sim_peak_bytes > report_.heap_sim_before_bytes) {
       TF_RETURN_IF_ERROR(module_->set_schedule(*std::move(given)));
+      given_schedule_.reset();
       report_.rescheduled = false;
       report_.scheduler_chosen =
           absl::StrCat("given (", choice.scheduler, " was higher)");
@@ -608,7 +612,13 @@ class RematDriver {
           "searched again, and kept in place of ",
           cache.path()));
     }
-    if (result.frontier_made == nullptr) return;
+    if (result.frontier_made == nullptr) {
+      if (report_.frontier_schedules.size() > 1) {
+        // A later compile would answer from one schedule's points alone.
+        report_.AddNote("a frontier that spans schedules is not kept");
+      }
+      return;
+    }
     const absl::Status kept = cache.Store(*result.frontier_made);
     if (!kept.ok()) {
       report_.AddNote(absl::StrCat("frontier cache: ", kept.message(),
@@ -657,6 +667,7 @@ class RematDriver {
     }
     config.frontier = Frontier();
     std::optional<FrontierCache> cache = LoadKnownFrontier(*config.frontier);
+    OfferOtherSchedules(config);
     if (config.frontier->aims.empty()) {
       report_.AddNote(absl::StrCat("the schedule is at the floor (",
                                    report_.floor_bytes,
@@ -667,6 +678,15 @@ class RematDriver {
       ScopedPhase phase(&report_, "plan");
       TF_ASSIGN_OR_RETURN(result,
                           RunRematPlanner(module_, config, size_fn_, *costs_));
+      if (result.frontier_chosen_elsewhere != nullptr) {
+        TF_ASSIGN_OR_RETURN(result,
+                            MakeOnOtherSchedule(config, std::move(result)));
+      }
+      if (other_schedules_ != nullptr) {
+        result.plans_tried += other_schedules_->plans_tried();
+        result.judgements += other_schedules_->judgements();
+        result.judge_seconds += other_schedules_->judge_seconds();
+      }
       phase.SplitOff("judge", result.judge_seconds);
     }
     if (cache.has_value()) KeepFrontier(*cache, result);
@@ -688,6 +708,92 @@ class RematDriver {
     result.AddMovesOf(std::move(callees.totals));
     RecordPlan(std::move(result), callees);
     return absl::OkStatus();
+  }
+
+  // Scheduler `default` on CPU, the frontier searched, any plan applicable:
+  // where the kept schedule's lowest plan stays far above the floor, the
+  // other schedules' frontiers join it (other_schedules.h).
+  void OfferOtherSchedules(PlannerConfig& config) {
+    if (!by_heap_simulator_ || options_.scheduler != RematScheduler::kDefault ||
+        check_sharing_ || config.frontier->known != nullptr ||
+        config.applicable != nullptr) {
+      return;
+    }
+    OtherSchedulesOptions others;
+    // The loop-stack rewrite changed the program the given schedule orders.
+    if (given_schedule_.has_value() && report_.invariant_stacks_removed == 0) {
+      others.given =
+          NameSchedule(*module_, *given_schedule_,
+                       std::string(SchedulerName(RematScheduler::kGiven)));
+    }
+    for (RematScheduler scheduler :
+         {RematScheduler::kList, RematScheduler::kDfs,
+          RematScheduler::kPostorder}) {
+      if (!report_.rescheduled ||
+          SchedulerName(scheduler) != report_.scheduler_chosen) {
+        others.schedulers.push_back(scheduler);
+      }
+    }
+    others.config = config;
+    others.reference_bytes = report_.allocation_before_bytes;
+    others.floor_bytes = report_.floor_bytes;
+    others.alias_info = alias_info_;
+    other_schedules_ =
+        std::make_unique<OtherSchedules>(std::move(others), size_fn_);
+    config.frontier->other_schedules =
+        [this](const HloModule& module, absl::Span<const FrontierPoint> points)
+        -> absl::StatusOr<std::vector<std::shared_ptr<const KnownFrontier>>> {
+      if (!StopsFarAboveTheFloor(points, allocation_scheduled_,
+                                 report_.floor_bytes, Rules())) {
+        return std::vector<std::shared_ptr<const KnownFrontier>>();
+      }
+      TF_ASSIGN_OR_RETURN(auto frontiers, other_schedules_->Search(module));
+      report_.frontier_schedules = {report_.scheduler_chosen};
+      for (int k = 1; k <= static_cast<int>(frontiers.size()); ++k) {
+        report_.frontier_schedules.push_back(
+            other_schedules_->schedule(k).scheduler);
+      }
+      return frontiers;
+    };
+  }
+
+  // The point `chosen` chose lies on another schedule: the module takes that
+  // schedule, and the point's plan is made from its recipe (or, should it
+  // not land there, that schedule's frontier answers the budget).
+  absl::StatusOr<PlannerResult> MakeOnOtherSchedule(const PlannerConfig& config,
+                                                    PlannerResult chosen) {
+    const int k = chosen.frontier[*chosen.frontier_chosen].schedule;
+    const NamedSchedule& order = other_schedules_->schedule(k);
+    TF_RETURN_IF_ERROR(ApplyNamedSchedule(order, module_));
+    TF_ASSIGN_OR_RETURN(ModuleMemory memory, TrackModule());
+    entry_model_ = memory.entry;
+    PlannerConfig replay = config;
+    replay.entry_memory = entry_model_;
+    replay.frontier->aims = other_schedules_->aims(k);
+    replay.frontier->known = chosen.frontier_chosen_elsewhere;
+    replay.frontier->other_schedules = nullptr;
+    TF_ASSIGN_OR_RETURN(PlannerResult made,
+                        RunRematPlanner(module_, replay, size_fn_, *costs_));
+    report_.scheduler_chosen =
+        absl::StrCat(order.scheduler, " (its plans went lower than ",
+                     report_.scheduler_chosen, "'s)");
+    if (made.frontier_source == FrontierSource::kKnownStale) {
+      report_.AddNote(absl::StrCat(
+          "the plan chosen on the ", order.scheduler,
+          " schedule did not land on its point there; that schedule's "
+          "frontier answered (a bug to report)"));
+      for (FrontierPoint& point : made.frontier) point.schedule = k;
+    } else {
+      made.frontier = std::move(chosen.frontier);
+      made.frontier_chosen = chosen.frontier_chosen;
+    }
+    made.frontier_source = FrontierSource::kSearched;
+    made.frontier_made = nullptr;
+    made.plans_tried += chosen.plans_tried;
+    made.sweeps_replayed += chosen.sweeps_replayed;
+    made.judgements += chosen.judgements;
+    made.judge_seconds += chosen.judge_seconds;
+    return made;
   }
 
   // Sites still over the budget that run a loop body or a branch: plan
@@ -867,6 +973,10 @@ class RematDriver {
   std::shared_ptr<const ComputationMemory> entry_model_;
   // Of the schedule the planner starts from: a plan must go below it.
   int64_t allocation_scheduled_ = 0;
+  // The module's own schedule where another was kept, and the searches of
+  // the schedules not kept (other_schedules.h).
+  std::optional<HloSchedule> given_schedule_;
+  std::unique_ptr<OtherSchedules> other_schedules_;
 };
 
 }  // namespace

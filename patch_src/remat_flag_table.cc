@@ -227,7 +227,9 @@ std::vector<RematFlag> MakeTable() {
        "default",
        absl::StrCat("schedule before the pass, ", ChoiceList(SchedulerNames()),
                     "; default tries list, DFS and postorder and keeps the "
-                    "lowest peak; given keeps the incoming one"),
+                    "lowest peak (on CPU, where its lowest plan stays above "
+                    "1.25x the floor, the others' plans join the frontier); "
+                    "given keeps the incoming one"),
        Strings(SchedulerNames()), SetScheduler},
       {Id::kAlgorithm, "algorithm", "xla_rematerialization_algorithm", "A",
        "standard",

@@ -83,7 +83,8 @@ void AddGpuPipelineFields(
 }
 
 std::string FrontierPointsJson(const std::vector<FrontierPoint>& points,
-                               const std::vector<int>& usable_points) {
+                               const std::vector<int>& usable_points,
+                               const std::vector<std::string>& schedules) {
   std::vector<bool> dominant(points.size(), false);
   for (int i : NonDominated(points)) dominant[i] = true;
   std::vector<bool> usable(points.size(), false);
@@ -96,7 +97,13 @@ std::string FrontierPointsJson(const std::vector<FrontierPoint>& points,
                     ", \"extra_flops\": ", JsonNumber(p.extra_flops),
                     ", \"kept\": ", p.kept ? "true" : "false",
                     ", \"on_frontier\": ", dominant[i] ? "true" : "false",
-                    ", \"usable\": ", usable[i] ? "true" : "false", "}");
+                    ", \"usable\": ", usable[i] ? "true" : "false");
+    // Named where it is another schedule's (other_schedules.h).
+    if (p.schedule > 0 && p.schedule < static_cast<int>(schedules.size())) {
+      absl::StrAppend(&out,
+                      ", \"schedule\": ", JsonQuote(schedules[p.schedule]));
+    }
+    absl::StrAppend(&out, "}");
   }
   return out + "]";
 }
@@ -107,7 +114,9 @@ std::string FrontierFieldJson(const RematReport& report) {
       report.frontier_chosen.has_value() ? absl::StrCat(*report.frontier_chosen)
                                          : std::string("null"),
       ", \"start_bytes\": ", report.frontier_start_bytes, ", \"points\": ",
-      FrontierPointsJson(report.frontier, report.frontier_usable), "}");
+      FrontierPointsJson(report.frontier, report.frontier_usable,
+                         report.frontier_schedules),
+      "}");
 }
 
 }  // namespace

@@ -171,6 +171,9 @@ struct RematReport {
   int64_t frontier_start_bytes = 0;
   // The points the lookup may choose (plan_frontier.h, UsablePoints).
   std::vector<int> frontier_usable;
+  // The schedules the points were made on (FrontierPoint::schedule): the
+  // search's own first, then the others searched (other_schedules.h).
+  std::vector<std::string> frontier_schedules;
   // What the frontier cache (frontier_cache.h) did for this compile.
   FrontierCacheUse frontier_cache = FrontierCacheUse::kOff;
   std::vector<RematDecision> decisions;

@@ -190,14 +190,20 @@ def test_a_kept_frontier_answers_every_budget_as_a_whole_search_does(step: Path,
     for i, budget in enumerate(("0.5", "0.33", "0.8")):
         cold = _run(step, budget, tmp_path / f"cold{budget}")
         warm = _run_cached(step, budget, tmp_path / f"warm{budget}", cache)
-        assert warm["frontier_cache"] == ("searched" if i == 0 else "used"), warm["note"]
+        # A frontier that spans schedules (patch_src/other_schedules.h) is
+        # not kept: every compile searches it whole.
+        spans = any("schedule" in p for p in cold["frontier"]["points"])
+        kept = i > 0 and not spans
+        assert warm["frontier_cache"] == ("used" if kept else "searched"), warm["note"]
+        assert spans == ("a frontier that spans schedules is not kept" in warm["note"])
         assert warm["frontier"]["points"] == cold["frontier"]["points"]
         assert warm["frontier"]["chosen"] == cold["frontier"]["chosen"]
         for figure in ANSWER:
             assert warm[figure] == cold[figure], (budget, figure)
-        if i > 0 and cold["frontier"]["chosen"] is not None:
+        if kept and cold["frontier"]["chosen"] is not None:
             assert warm["plans_tried"] < cold["plans_tried"]
-    assert len(list(cache.iterdir())) == 1
+    kept_files = list(cache.iterdir()) if cache.exists() else []
+    assert len(kept_files) == (0 if spans else 1)
 
 
 def test_a_stale_or_unreadable_kept_frontier_is_searched_again(tmp_path: Path):

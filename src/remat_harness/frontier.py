@@ -33,6 +33,9 @@ class FrontierPoint:
     # A plan the lookup may choose: on the frontier, and lowering the start
     # by 1% or more (patch_src/plan_frontier.h, FrontierRules).
     usable: bool
+    # The scheduler whose schedule the plan was made on, where it is not the
+    # one the search started from (patch_src/other_schedules.h); else "".
+    schedule: str = ""
 
 
 @dataclass(frozen=True)
