@@ -57,15 +57,14 @@ NamedSchedule NameSchedule(const HloModule& module, const HloSchedule& schedule,
 }
 
 absl::Status ApplyNamedSchedule(const NamedSchedule& named, HloModule* module) {
-  HloSchedule schedule(module);
+  // A computation nothing calls is not copied (Clone), so either side may
+  // have one the other lacks: the module's keeps the order it has.
+  HloSchedule schedule =
+      module->has_schedule() ? module->schedule() : HloSchedule(module);
   for (const auto& [computation_name, names] : named.sequences) {
     HloComputation* computation =
         module->GetComputationWithName(computation_name);
-    if (computation == nullptr) {
-      return absl::InternalError(absl::StrCat(
-          "rematerialization: the ", named.scheduler, " schedule names ",
-          computation_name, ", which module ", module->name(), " lacks"));
-    }
+    if (computation == nullptr) continue;
     absl::flat_hash_map<absl::string_view, HloInstruction*> by_name;
     for (HloInstruction* instruction : computation->instructions()) {
       by_name[instruction->name()] = instruction;

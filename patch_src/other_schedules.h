@@ -57,8 +57,10 @@ struct NamedSchedule {
 NamedSchedule NameSchedule(const HloModule& module, const HloSchedule& schedule,
                            std::string scheduler);
 
-// Gives `module` the schedule `named`; an error names the computation or
-// instruction that does not match.
+// Gives `module` the schedule `named`. A computation `named` lacks keeps
+// its order, one the module lacks is passed over (a computation nothing
+// calls is not copied); an instruction that does not match is an error
+// that names it.
 absl::Status ApplyNamedSchedule(const NamedSchedule& named, HloModule* module);
 
 // What the other schedules' searches share with the kept one's.

@@ -51,15 +51,21 @@ TEST(OtherSchedulesTest, ANamedScheduleOrdersACopyTheSame) {
   EXPECT_EQ(EntryOrder(*copy), EntryOrder(**module));
 }
 
-// A schedule that names what the module lacks is refused, and says what.
+// A schedule that names an instruction the module lacks is refused, and
+// says which; a computation the module lacks (one nothing calls, which a
+// copy leaves out) is passed over.
 TEST(OtherSchedulesTest, AScheduleNamingWhatTheModuleLacksIsRefused) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(kFan);
   ASSERT_TRUE(module.ok()) << module.status();
   NamedSchedule named = NameSchedule(**module, (*module)->schedule(), "list");
   named.sequences[(*module)->entry_computation()->name()][0] = "nowhere";
+  named.sequences["uncalled"] = {"p"};
   const absl::Status applied = ApplyNamedSchedule(named, module->get());
   EXPECT_FALSE(applied.ok());
   EXPECT_NE(applied.message().find("nowhere"), std::string::npos) << applied;
+  named.sequences[(*module)->entry_computation()->name()][0] = "p";
+  const absl::Status passed_over = ApplyNamedSchedule(named, module->get());
+  EXPECT_TRUE(passed_over.ok()) << passed_over;
 }
 
 // Other schedules are searched where the lowest usable plan (or, with none,
