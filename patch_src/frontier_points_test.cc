@@ -114,12 +114,9 @@ TEST(FrontierPointsTest, ARaiseThatLandsOnAPlanMadeEndsTheRaises) {
   }
 }
 
-// kFan's frontier at four aims, one value apart, planned by `lanes`
-// planners at once; the figure is the tracker's count less what the plan
-// recomputed past the top.
-absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
-  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
-  const int64_t start = lowest.result.initial_peak_bytes;
+// kFan's config for a budget two values under its `start`, judged by the
+// tracker's count less what the plan recomputed past the top.
+PlannerConfig FanTwoValuesUnder(int64_t start) {
   PlannerConfig config;
   config.target_bytes = start - 2 * kSquareValueBytes;
   config.keep_plan = [start](const HloModule& planned,
@@ -128,6 +125,16 @@ absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
                        start - MovedPastTheTop(planned) * kSquareValueBytes,
                        ""};
   };
+  return config;
+}
+
+// kFan's frontier at four aims, one value apart, planned by `lanes`
+// planners at once; the figure is the tracker's count less what the plan
+// recomputed past the top.
+absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  PlannerConfig config = FanTwoValuesUnder(start);
   const int64_t budget = config.target_bytes;
   FrontierSearch search;
   for (int values = 1; values <= 4; ++values) {
@@ -180,14 +187,7 @@ absl::StatusOr<Planned> PlanFanWithAnotherSchedule(FrontierPoint other,
                                                    int64_t* seen_entry_size) {
   TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
   const int64_t start = lowest.result.initial_peak_bytes;
-  PlannerConfig config;
-  config.target_bytes = start - 2 * kSquareValueBytes;
-  config.keep_plan = [start](const HloModule& planned,
-                             const AliasInfo*) -> absl::StatusOr<PlanVerdict> {
-    return PlanVerdict{/*keep=*/true,
-                       start - MovedPastTheTop(planned) * kSquareValueBytes,
-                       ""};
-  };
+  PlannerConfig config = FanTwoValuesUnder(start);
   const int64_t budget = config.target_bytes;
   FrontierSearch search;
   search.aims = {budget};

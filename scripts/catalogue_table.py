@@ -211,7 +211,11 @@ def _bound_text(a: dict, below_floor: bool) -> str:
         # CPU a donated one ends at its last use, so the relaxation may price
         # a budget below the floor that the floor says no plan reaches.
         below = " (the budget is below the floor)" if below_floor else ""
-        return f"bound {_pct(a['bound'])}{below}"
+        # A solve stopped by its time limit gives its dual bound: still a
+        # lower bound, often far under the optimum (a 0% there proves
+        # nothing; docs/measured.md, "Frontiers on other schedules").
+        stopped = "" if a.get("bound_status") in (None, "Optimal") else " (stopped)"
+        return f"bound {_pct(a['bound'])}{stopped}{below}"
     return "impossible" if a.get("bound_status") == "Infeasible" else "bound not solved"
 
 

@@ -100,3 +100,21 @@ def test_a_bound_priced_below_the_floor_says_so():
     }
     assert "bound 0.0% (the budget is below the floor)" in catalogue_table._cell_text(answer, True)
     assert "below the floor" not in catalogue_table._cell_text(answer, False)
+
+
+def test_a_bound_from_a_stopped_solve_says_so():
+    """A solve the time limit stopped gives its dual bound, a weaker lower
+    bound than the optimum (DenseNet-169 bf16 at 0.5x on CPU: 0% after 10 s,
+    where the relaxation's own MILP finds +15.6%): the cell says so."""
+    answer = {
+        "ratio": 0.502,
+        "met": False,
+        "memory_ok": True,
+        "extra_flops": 0.160,
+        "flops_ok": False,
+        "bound": 0.0,
+        "bound_status": "Time limit reached",
+    }
+    assert "bound 0.0% (stopped)" in catalogue_table._cell_text(answer)
+    answer["bound_status"] = "Optimal"
+    assert "(stopped)" not in catalogue_table._cell_text(answer)
