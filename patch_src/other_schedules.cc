@@ -113,6 +113,8 @@ struct ScheduledCopy {
 // `scheduler`'s schedule of a copy (nullopt: the module's own, given).
 absl::StatusOr<std::shared_ptr<const KnownFrontier>> OtherSchedules::SearchOne(
     const HloModule& module, std::optional<RematScheduler> scheduler) {
+  const std::string name(
+      SchedulerName(scheduler.value_or(RematScheduler::kGiven)));
   ScheduledCopy copy;
   copy.module = module.Clone("");  // keeps every name
   int64_t start = 0;
@@ -122,16 +124,13 @@ absl::StatusOr<std::shared_ptr<const KnownFrontier>> OtherSchedules::SearchOne(
                                          size_fn_, options_.alias_info));
     start = choice.heap_sim_peak_bytes;
   } else {
-    TF_RETURN_IF_ERROR(ApplyNamedSchedule(*options_.given, copy.module.get()));
+    TF_RETURN_IF_ERROR(ApplyNamedSchedule(
+        NameSchedule(module, *options_.given, name), copy.module.get()));
     TF_ASSIGN_OR_RETURN(
         start, HeapSimulatorPeak(*copy.module, size_fn_, options_.alias_info));
   }
   Searched searched;
-  searched.order =
-      NameSchedule(*copy.module, copy.module->schedule(),
-                   scheduler.has_value()
-                       ? std::string(SchedulerName(*scheduler))
-                       : std::string(SchedulerName(RematScheduler::kGiven)));
+  searched.order = NameSchedule(*copy.module, copy.module->schedule(), name);
   searched.aims =
       FrontierAims(DefaultFrontierShares(), options_.reference_bytes, start,
                    options_.floor_bytes);

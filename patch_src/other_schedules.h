@@ -67,8 +67,9 @@ absl::Status ApplyNamedSchedule(const NamedSchedule& named, HloModule* module);
 struct OtherSchedulesOptions {
   // The schedulers to try besides the kept schedule's.
   std::vector<RematScheduler> schedulers;
-  // The module's own schedule, when it came with one that was not kept.
-  std::optional<NamedSchedule> given;
+  // The module's own schedule, when it came with one that was not kept (of
+  // the module Search is given; named only when it searches).
+  std::optional<HloSchedule> given;
   // The kept schedule's planner config, its frontier search included (its
   // aims, choice and other_schedules are replaced on each copy).
   PlannerConfig config;

@@ -88,7 +88,7 @@ TEST(OtherSchedulesTest, EachOtherSchedulesFrontierIsSearchedOnACopy) {
   ASSERT_TRUE(module.ok()) << module.status();
   const std::vector<std::string> given_order = EntryOrder(**module);
   OtherSchedulesOptions options;
-  options.given = NameSchedule(**module, (*module)->schedule(), "given");
+  options.given = (*module)->schedule();
   options.schedulers = {RematScheduler::kPostorder};
   options.config.keep_plan =
       [](const HloModule& planned,

@@ -378,19 +378,18 @@ class RematDriver {
   // The given schedule is a candidate too: a module never starts the
   // algorithm from a schedule worse than the one it came with.
   absl::Status Reschedule() {
-    std::optional<HloSchedule> given;
-    if (had_schedule_) given = module_->schedule();
+    // Kept where it is not taken: another schedule the frontier may search
+    // (other_schedules.h).
+    if (had_schedule_) given_schedule_ = module_->schedule();
     TF_ASSIGN_OR_RETURN(
         ScheduleChoice choice,
         RescheduleModule(module_, options_.scheduler, size_fn_, alias_info_));
     report_.scheduler_chosen = choice.scheduler;
     report_.rescheduled = true;
     report_.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
-    // Another schedule the frontier may search (other_schedules.h).
-    given_schedule_ = given;
-    if (given.has_value() &&
+    if (given_schedule_.has_value() &&
         choice.heap_sim_peak_bytes > report_.heap_sim_before_bytes) {
-      TF_RETURN_IF_ERROR(module_->set_schedule(*std::move(given)));
+      TF_RETURN_IF_ERROR(module_->set_schedule(*std::move(given_schedule_)));
       given_schedule_.reset();
       report_.rescheduled = false;
       report_.scheduler_chosen =
@@ -714,17 +713,15 @@ class RematDriver {
   // where the kept schedule's lowest plan stays far above the floor, the
   // other schedules' frontiers join it (other_schedules.h).
   void OfferOtherSchedules(PlannerConfig& config) {
+    // (config.applicable is set where the buffer sharing is checked.)
     if (!by_heap_simulator_ || options_.scheduler != RematScheduler::kDefault ||
-        check_sharing_ || config.frontier->known != nullptr ||
-        config.applicable != nullptr) {
+        config.frontier->known != nullptr || config.applicable != nullptr) {
       return;
     }
     OtherSchedulesOptions others;
     // The loop-stack rewrite changed the program the given schedule orders.
-    if (given_schedule_.has_value() && report_.invariant_stacks_removed == 0) {
-      others.given =
-          NameSchedule(*module_, *given_schedule_,
-                       std::string(SchedulerName(RematScheduler::kGiven)));
+    if (report_.invariant_stacks_removed == 0) {
+      others.given = std::move(given_schedule_);
     }
     for (RematScheduler scheduler :
          {RematScheduler::kList, RematScheduler::kDfs,
