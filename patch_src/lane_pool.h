@@ -23,8 +23,9 @@
 namespace xla {
 namespace remat {
 
-// Tasks 0 .. count - 1, started in that order by `lanes` threads and by the
-// caller (Claim), each by whichever is free first: which worker runs a task
+// Tasks 0 .. count - 1, started in the order `order` gives (a permutation
+// of them; empty: 0 first) by `lanes` threads and by the caller (Claim),
+// each by whichever is free first: which worker runs a task
 // depends on timing, so a task's result must depend on the task alone, not
 // on the worker or on what the worker ran before. Each lane makes its
 // worker once, in its own thread; a lane whose worker cannot be made runs
@@ -48,9 +49,10 @@ class LanePool {
   };
 
   LanePool(int lanes, int count, MakeWorker make, RunTask run,
-           RetireWorker retire = nullptr)
+           RetireWorker retire = nullptr, std::vector<int> order = {})
       : lanes_(lanes),
         count_(count),
+        order_(std::move(order)),
         make_(std::move(make)),
         run_(std::move(run)),
         retire_(std::move(retire)),
@@ -84,7 +86,7 @@ class LanePool {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(this, &LanePool::AllWorkersMade));
     if (next_ == count_) return std::nullopt;
-    return next_++;
+    return TaskAt(next_++);
   }
 
   // The result of a task the caller claimed.
@@ -119,6 +121,9 @@ class LanePool {
   }
 
  private:
+  int TaskAt(int position) const {
+    return order_.empty() ? position : order_[position];
+  }
   bool AllWorkersMade() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return workers_made_ == lanes_;
   }
@@ -135,7 +140,7 @@ class LanePool {
       {
         absl::MutexLock lock(&mu_);
         if (stopped_ || next_ == count_) break;
-        task = next_++;
+        task = TaskAt(next_++);
       }
       absl::StatusOr<Result> result = run_(*worker, task);
       absl::MutexLock lock(&mu_);
@@ -151,6 +156,7 @@ class LanePool {
 
   const int lanes_;
   const int count_;
+  const std::vector<int> order_;
   const MakeWorker make_;
   const RunTask run_;
   const RetireWorker retire_;
@@ -158,7 +164,8 @@ class LanePool {
   std::vector<std::optional<absl::StatusOr<Result>>> results_
       ABSL_GUARDED_BY(mu_);
   int workers_made_ ABSL_GUARDED_BY(mu_) = 0;
-  int next_ ABSL_GUARDED_BY(mu_) = 0;  // the next task no one has started
+  // The position in the order of the next task no one has started.
+  int next_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<absl::StatusOr<Worker>> workers_;
   std::vector<double> busy_seconds_;

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -115,6 +116,49 @@ TEST(LanePoolTest, WithNoLaneTheCallerRunsEveryTask) {
   EXPECT_EQ(TakeAll(pool, 5, results), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(results[4], "task 4 by the caller");
   EXPECT_TRUE(pool.Finish().workers.empty());
+}
+
+// Tasks start in the order given (the frontier starts its longest aims
+// first), and are still taken by their number.
+TEST(LanePoolTest, TasksStartInTheOrderGivenAndAreTakenByNumber) {
+  const std::vector<int> lowest_first = {4, 3, 2, 1, 0};
+  LanePool<Tally, std::string> alone(
+      0, 5, []() -> absl::StatusOr<Tally> { return Tally{}; },
+      [](Tally&, int) -> absl::StatusOr<std::string> {
+        return absl::InternalError("no lane runs a task");
+      },
+      nullptr, lowest_first);
+  std::vector<std::string> results;
+  EXPECT_EQ(TakeAll(alone, 5, results), lowest_first);
+  EXPECT_EQ(results[0], "task 0 by the caller");
+  alone.Finish();
+
+  constexpr int kTasks = 30;
+  std::vector<int> reversed(kTasks);
+  for (int i = 0; i < kTasks; ++i) reversed[i] = kTasks - 1 - i;
+  LanePool<Tally, std::string> lanes(
+      2, kTasks, []() -> absl::StatusOr<Tally> { return Tally{}; },
+      [](Tally& tally, int task) -> absl::StatusOr<std::string> {
+        tally.tasks.push_back(task);
+        absl::SleepFor(absl::Microseconds(100 * (task % 4)));
+        return absl::StrCat("task ", task);
+      },
+      nullptr, reversed);
+  results.clear();
+  const std::vector<int> by_caller = TakeAll(lanes, kTasks, results);
+  EXPECT_TRUE(std::is_sorted(by_caller.rbegin(), by_caller.rend()));
+  auto finished = lanes.Finish();
+  int ran = by_caller.size();
+  for (auto& worker : finished.workers) {
+    ASSERT_TRUE(worker.ok());
+    EXPECT_TRUE(std::is_sorted(worker->tasks.rbegin(), worker->tasks.rend()));
+    ran += worker->tasks.size();
+  }
+  EXPECT_EQ(ran, kTasks);
+  for (int task = 0; task < kTasks; ++task) {
+    EXPECT_TRUE(absl::StartsWith(results[task], absl::StrCat("task ", task)))
+        << results[task];
+  }
 }
 
 // A lane whose worker is not made runs nothing; the others (and the

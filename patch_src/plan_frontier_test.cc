@@ -37,6 +37,16 @@ TEST(FrontierAimsTest, SharesBelowTheStartAndTheFloorHighestFirst) {
   EXPECT_TRUE(FrontierAims({0.5}, 1000, 800, 800).empty());
 }
 
+TEST(FrontierAimsTest, OneAimBelowTheFloorTheLowest) {
+  // 0.4, 0.3 and 0.2 of 1000 lie below the floor (450): their searches all
+  // lower every position as far as it goes; the lowest stands for them.
+  EXPECT_EQ(FrontierAims({0.9, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2}, 1000, 800, 450),
+            (std::vector<int64_t>{700, 600, 500, 450, 200}));
+  // Shares in any order.
+  EXPECT_EQ(FrontierAims({0.2, 0.4, 0.7, 0.3, 0.6, 0.5}, 1000, 800, 450),
+            (std::vector<int64_t>{700, 600, 500, 450, 200}));
+}
+
 TEST(FrontierAimsTest, AnAlmostEmptyRoomAboveTheFloorIsAimedAtInQuarters) {
   // One share between the floor (600) and the start (680): the room's
   // quarters are aims too, so a plan lies between the start and the lowest.
