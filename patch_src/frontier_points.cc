@@ -321,7 +321,7 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
   };
   const int copies = std::max(0, lanes - 1);
   BackgroundFrees& frees = made.FreesIn(config.frontier->frees);
-  // What each lane counted, written as it hands its copy to `frees`.
+  // Each lane's counts: written as it retires, read after Finish.
   std::vector<Planner::Counts> lane_counts(copies);
   LanePool<std::unique_ptr<PlanningLane>, AimedPlan> pool(
       copies, aims.size(), make_lane,
