@@ -25,6 +25,7 @@
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/remat/background_frees.h"
 #include "xla/service/remat/cost_model.h"
+#include "xla/service/remat/judging_copy.h"
 #include "xla/service/remat/lane_pool.h"
 #include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/plan_recipe.h"
@@ -257,10 +258,12 @@ class PlanningLane {
  public:
   // The copy of `module` (with `computation`) and its costs are this
   // lane's; `config`'s memory model is of the module's instructions, so the
-  // lane builds its own.
+  // lane builds its own. Its planner judges through `search`'s verdicts and
+  // learns fused computations through `facts` (every lane's).
   static absl::StatusOr<std::unique_ptr<PlanningLane>> Make(
       const HloModule& module, const HloComputation& computation,
-      const PlannerConfig& config, const SizeFunction& size_fn) {
+      const PlannerConfig& config, const SizeFunction& size_fn, Planner& search,
+      std::shared_ptr<FusedBodyFactsStore> facts) {
     std::unique_ptr<PlanningLane> lane(new PlanningLane());
     // Clone("") keeps every name, as the planned copies do.
     lane->module_ = module.Clone("");
@@ -276,6 +279,8 @@ class PlanningLane {
     lane->planner_ = std::make_unique<Planner>(lane->module_.get(), copy, own,
                                                size_fn, *lane->costs_);
     TF_RETURN_IF_ERROR(lane->planner_->Init());
+    lane->planner_->ShareVerdictsOf(search);
+    lane->planner_->UseFusedBodyFacts(std::move(facts));
     return lane;
   }
   Planner& planner() { return *planner_; }
@@ -312,12 +317,12 @@ absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                          : start.aim_bytes;
   const std::vector<int64_t>& aims = config.frontier->aims;
   const int lanes = std::min<int>(config.frontier->lanes, aims.size());
-  auto make_lane = [&]() -> absl::StatusOr<std::unique_ptr<PlanningLane>> {
-    TF_ASSIGN_OR_RETURN(
-        std::unique_ptr<PlanningLane> lane,
-        PlanningLane::Make(module, computation, config, size_fn));
-    lane->planner().ShareVerdictsOf(planner);
-    return lane;
+  // The lanes' modules are cloned from `module` alike: they learn its fused
+  // computations once between them.
+  auto facts = std::make_shared<FusedBodyFactsStore>(config.alias_info);
+  auto make_lane = [&] {
+    return PlanningLane::Make(module, computation, config, size_fn, planner,
+                              facts);
   };
   const int copies = std::max(0, lanes - 1);
   BackgroundFrees& frees = made.FreesIn(config.frontier->frees);

@@ -13,6 +13,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/analysis/hlo_dataflow_analysis.h"
 #include "xla/hlo/analysis/hlo_operand_index.h"
@@ -25,6 +27,7 @@
 #include "xla/service/hlo_module_config.h"
 #include "xla/service/hlo_value.h"
 #include "xla/shape_util.h"
+#include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
 namespace xla {
@@ -190,6 +193,7 @@ bool FusedBodyFacts::MayShare(int64_t operand_number,
                               const ShapeIndex& operand_index,
                               const ShapeIndex& user_index) const {
   auto key = std::make_tuple(operand_number, operand_index, user_index);
+  absl::MutexLock lock(&mu_);
   if (auto known = shares_.find(key); known != shares_.end()) {
     return known->second;
   }
@@ -200,22 +204,74 @@ bool FusedBodyFacts::MayShare(int64_t operand_number,
   return answer;
 }
 
+absl::StatusOr<std::vector<const FusedBodyFacts*>> FusedBodyFactsStore::FactsOf(
+    absl::Span<const HloInstruction* const> fusions,
+    absl::Span<const std::string> names) {
+  std::vector<Entry*> entries(fusions.size(), nullptr);
+  for (size_t i = 0; i < fusions.size(); ++i) {
+    Entry* claimed = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      auto [it, inserted] = entries_.try_emplace(names[i]);
+      entries[i] = &it->second;
+      if (inserted) claimed = &it->second;
+    }
+    if (claimed == nullptr) continue;  // known, or another copier's to learn
+    absl::StatusOr<std::unique_ptr<FusedBodyFacts>> learnt =
+        FusedBodyFacts::Learn(*fusions[i], target_.get());
+    absl::MutexLock lock(&mu_);
+    claimed->facts = std::move(learnt);
+    claimed->done = true;
+  }
+  std::vector<const FusedBodyFacts*> facts;
+  absl::MutexLock lock(&mu_);
+  for (Entry* entry : entries) {
+    mu_.Await(absl::Condition(&entry->done));
+    if (!entry->facts.ok()) return entry->facts.status();
+    facts.push_back(entry->facts->get());
+  }
+  return facts;
+}
+
+int FusedBodyFactsStore::size() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
 JudgingCopier::JudgingCopier(
     const AliasInfo* alias_info, JudgingCopyKind kind,
     std::function<const HloComputation*(const HloComputation*)> original_of)
-    : target_(alias_info), kind_(kind), original_of_(std::move(original_of)) {}
+    : target_(alias_info),
+      kind_(kind),
+      original_of_(std::move(original_of)),
+      store_(std::make_shared<FusedBodyFactsStore>(alias_info)) {}
 
-absl::StatusOr<const FusedBodyFacts*> JudgingCopier::FactsOf(
-    const HloInstruction& fusion) {
+const HloComputation* JudgingCopier::OriginalBody(
+    const HloInstruction& fusion) const {
   const HloComputation* body = fusion.fused_instructions_computation();
-  if (original_of_ != nullptr) {
-    if (const HloComputation* original = original_of_(body)) body = original;
+  const HloComputation* copied_from =
+      original_of_ != nullptr ? original_of_(body) : nullptr;
+  return copied_from != nullptr ? copied_from : body;
+}
+
+absl::Status JudgingCopier::LearnBodiesOf(
+    absl::Span<const HloInstruction* const> fusions) {
+  std::vector<const HloInstruction*> unknown;
+  std::vector<std::string> names;
+  absl::flat_hash_set<const HloComputation*> asked;
+  for (const HloInstruction* fusion : fusions) {
+    const HloComputation* body = OriginalBody(*fusion);
+    if (known_.contains(body) || !asked.insert(body).second) continue;
+    unknown.push_back(fusion);
+    names.emplace_back(body->name());
   }
-  std::unique_ptr<FusedBodyFacts>& facts = facts_[body];
-  if (facts == nullptr) {
-    TF_ASSIGN_OR_RETURN(facts, FusedBodyFacts::Learn(fusion, target_.get()));
+  if (unknown.empty()) return absl::OkStatus();
+  TF_ASSIGN_OR_RETURN(std::vector<const FusedBodyFacts*> facts,
+                      store_->FactsOf(unknown, names));
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    known_[OriginalBody(*unknown[i])] = facts[i];
   }
-  return facts.get();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<JudgingCopy> JudgingCopier::Copy(const HloModule& module) {
@@ -235,22 +291,24 @@ absl::StatusOr<JudgingCopy> JudgingCopier::Copy(const HloModule& module) {
   result.module = std::make_unique<HloModule>(module.name(), module.config());
   HloModule* copy = result.module.get();
   HloCloneContext context(copy, /*suffix=*/"");
-  const std::vector<const HloComputation*> unfused =
-      UnfusedComputations(module);
-  for (const HloComputation* computation : unfused) {
+  // One fusion of each body the figure walks past, in the order the
+  // computations list them (the stand-ins' names follow it).
+  std::vector<const HloInstruction*> fusions;
+  absl::flat_hash_set<const HloComputation*> bodies;
+  for (const HloComputation* computation : UnfusedComputations(module)) {
     for (const HloInstruction* instruction : computation->instructions()) {
-      if (instruction->opcode() != HloOpcode::kFusion ||
-          context.FindComputation(
-              instruction->fused_instructions_computation()) != nullptr) {
-        continue;
+      if (instruction->opcode() == HloOpcode::kFusion &&
+          bodies.insert(instruction->fused_instructions_computation()).second) {
+        fusions.push_back(instruction);
       }
-      TF_ASSIGN_OR_RETURN(const FusedBodyFacts* facts, FactsOf(*instruction));
-      HloComputation* stand_in =
-          AddStandIn(*instruction, *facts, copy, &context);
-      context.MapComputation(instruction->fused_instructions_computation(),
-                             stand_in);
-      alias_info->Add(stand_in, facts);
     }
+  }
+  TF_RETURN_IF_ERROR(LearnBodiesOf(fusions));
+  for (const HloInstruction* fusion : fusions) {
+    const FusedBodyFacts* facts = known_.at(OriginalBody(*fusion));
+    HloComputation* stand_in = AddStandIn(*fusion, *facts, copy, &context);
+    context.MapComputation(fusion->fused_instructions_computation(), stand_in);
+    alias_info->Add(stand_in, facts);
   }
   copy->AddEntryComputation(module.entry_computation()->Clone("", &context));
   copy->input_output_alias_config() = module.input_output_alias_config();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <thread>  // NOLINT(build/c++11): two lanes at once
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -217,6 +218,34 @@ TEST_F(JudgingCopyTest, BodiesAreLearntOnceAndCopiesOfThemShareWhatWasLearnt) {
   EXPECT_EQ(learnt, 8);  // eight bodies; the copy is `a`'s
   ASSERT_TRUE(copier.Copy(*module_).ok());
   EXPECT_EQ(copier.bodies_learnt(), learnt);
+}
+
+TEST_F(JudgingCopyTest,
+       CopiersOfModulesClonedAlikeLearnEachBodyOnceBetweenThem) {
+  // Two lanes' copies of the module, judged at once through one store: every
+  // body is learnt once, by one of them, and each lane reads them all. (A
+  // clone renames its fused computations: the module cloned from keeps a
+  // store of its own.)
+  std::unique_ptr<HloModule> lane_modules[] = {module_->Clone(""),
+                                               module_->Clone("")};
+  auto store = std::make_shared<FusedBodyFactsStore>(/*alias_info=*/nullptr);
+  JudgingCopier lanes[] = {
+      JudgingCopier(nullptr, JudgingCopyKind::kStandInBodies, nullptr),
+      JudgingCopier(nullptr, JudgingCopyKind::kStandInBodies, nullptr)};
+  for (JudgingCopier& lane : lanes) lane.UseStore(store);
+  absl::StatusOr<JudgingCopy> copies[2];
+  {
+    std::thread first([&] { copies[0] = lanes[0].Copy(*lane_modules[0]); });
+    copies[1] = lanes[1].Copy(*lane_modules[1]);
+    first.join();
+  }
+  for (const absl::StatusOr<JudgingCopy>& copy : copies) {
+    ASSERT_TRUE(copy.ok()) << copy.status();
+    ExpectSameFigure(MemoryFigure::kHeapSimulator, *copy);
+    ExpectSameFigure(MemoryFigure::kBufferAssignment, *copy);
+  }
+  EXPECT_EQ(store->size(), 8);
+  for (const JudgingCopier& lane : lanes) EXPECT_EQ(lane.bodies_learnt(), 8);
 }
 
 TEST_F(JudgingCopyTest, AWholeCopyKeepsEveryBody) {

@@ -27,6 +27,7 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_module.h"
 #include "xla/service/hlo_cost_analysis.h"
+#include "xla/service/remat/judging_copy.h"
 #include "xla/service/remat/milp_solver.h"
 #include "xla/service/remat/optimal_plan.h"
 #include "xla/service/remat/plan_recipe.h"
@@ -239,6 +240,11 @@ class Planner {
   // plan on either (where the two modules list their instructions
   // differently, it matches nothing). `other` must outlive this planner.
   void ShareVerdictsOf(Planner& other) { verdicts_ = other.verdicts_; }
+  // Learns the fused computations' facts for the judge's copies through
+  // `store` from now on (the frontier search's lanes share one).
+  void UseFusedBodyFacts(std::shared_ptr<FusedBodyFactsStore> store) {
+    state_.judging_copier().UseStore(std::move(store));
+  }
   // Whether the plan in hand may be applied (PlannerConfig::applicable;
   // unset: always).
   absl::StatusOr<bool> Applicable(
