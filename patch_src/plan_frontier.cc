@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/types/span.h"
 
 namespace xla {
@@ -79,10 +80,21 @@ std::vector<int> UsablePoints(absl::Span<const FrontierPoint> points,
   // one misses: DenseNet-121 at batch 1462 for a100_sxm_40 starts at 124.7
   // GB, and 39.68 GB at +5.3% met the 40.02 GB budget that 40.68 GB at +3.9%
   // missed.)
+  //
+  // Every cheaper usable point is compared, not only the last: noise taken
+  // as equal, step by step, adds up (InceptionV3's CPU step: 0.6106 of the
+  // allocation at +17.4%, 5 KB lower at +18.3%, 160 KB lower again at
+  // +18.6%, each step within 1% of the FLOPs, the last 1.2% over the first).
   const double least_saved = rules.min_useful_reduction * start_bytes;
   std::vector<int> usable;
-  // The last point kept usable; the start at first.
-  FrontierPoint above{0, start_bytes, 0.0};
+  auto buys_noise = [&](const FrontierPoint& point,
+                        const FrontierPoint& cheaper) {
+    const bool small_gain =
+        static_cast<double>(cheaper.peak_bytes - point.peak_bytes) <
+        rules.min_useful_reduction * cheaper.peak_bytes;
+    return small_gain &&
+           point.extra_flops - cheaper.extra_flops > rules.flops_within_noise;
+  };
   // From the highest (cheapest) point of the frontier down.
   const std::vector<int> frontier = NonDominated(points);
   for (auto it = frontier.rbegin(); it != frontier.rend(); ++it) {
@@ -90,15 +102,12 @@ std::vector<int> UsablePoints(absl::Span<const FrontierPoint> points,
     if (static_cast<double>(start_bytes - point.peak_bytes) < least_saved) {
       continue;
     }
-    const bool small_gain =
-        static_cast<double>(above.peak_bytes - point.peak_bytes) <
-        rules.min_useful_reduction * above.peak_bytes;
-    if (small_gain &&
-        point.extra_flops - above.extra_flops > rules.flops_within_noise) {
+    if (absl::c_any_of(usable, [&](int cheaper) {
+          return buys_noise(point, points[cheaper]);
+        })) {
       continue;
     }
     usable.push_back(*it);
-    above = point;
   }
   return usable;
 }

@@ -114,6 +114,22 @@ TEST(UsablePointsTest, APointUnder1PercentBelowACheaperOneIsNoPlan) {
   EXPECT_EQ(ChooseFromFrontier(points, 700, kFrontierStartBytes, Rules()), 2);
 }
 
+TEST(UsablePointsTest, NoiseTakenAsEqualDoesNotAddUpStepByStep) {
+  // InceptionV3's CPU step (share of the allocation x 10^4, extra FLOPs in
+  // % of the step): 6106 at +17.44, then 6105.9 at +18.33 and 6102 at
+  // +18.64, each within 1% of the FLOPs of the point before it; the last
+  // lowers the first by 0.07% for 1.2% more.
+  const std::vector<FrontierPoint> points = {{0, 63060, 0.32},
+                                             {0, 61060, 17.44},
+                                             {0, 61059, 18.33},
+                                             {0, 61020, 18.64}};
+  constexpr int64_t kStart = 65100;
+  FrontierRules rules;
+  rules.flops_within_noise = 1.0;
+  EXPECT_EQ(UsablePoints(points, kStart, rules), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(ChooseFromFrontier(points, 50000, kStart, rules), 2);
+}
+
 TEST(UsablePointsTest, NoiseBetweenPlansIsAShareOfTheirPeakNotOfTheStart) {
   // DenseNet-121's step at batch 1462 for a100_sxm_40 (GB, extra FLOPs in
   // % of the step): it starts at 124.7; 40.68 at +3.9% misses the 40.02
