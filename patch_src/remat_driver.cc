@@ -400,9 +400,9 @@ class RematDriver {
     // Kept where it is not taken: another schedule the frontier may search
     // (other_schedules.h).
     if (had_schedule_) given_schedule_ = module_->schedule();
-    TF_ASSIGN_OR_RETURN(
-        ScheduleChoice choice,
-        RescheduleModule(module_, options_.scheduler, size_fn_, alias_info_));
+    TF_ASSIGN_OR_RETURN(ScheduleChoice choice,
+                        RescheduleModule(module_, options_.scheduler, size_fn_,
+                                         alias_info_, frees_.get()));
     report_.scheduler_chosen = choice.scheduler;
     report_.rescheduled = true;
     report_.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
@@ -545,7 +545,7 @@ class RematDriver {
         FrontierAims(DefaultFrontierShares(), report_.allocation_before_bytes,
                      allocation_scheduled_, report_.floor_bytes);
     search.start_peak_bytes = allocation_scheduled_;
-    search.frees = lane_frees_.get();
+    search.frees = frees_.get();
     search.lanes = options_.planning_threads > 0
                        ? options_.planning_threads
                        : std::min(kMaxPlanningThreads,
@@ -980,11 +980,10 @@ class RematDriver {
     return absl::OkStatus();
   }
 
-  // The frontier search's copies of the module, freed in threads of their
-  // own while the pass goes on; the driver waits for them when it is
-  // destroyed, at the pass's end.
-  std::unique_ptr<BackgroundFrees> lane_frees_ =
-      std::make_unique<BackgroundFrees>();
+  // The frontier search's copies of the module and the schedulers'
+  // analyses, freed in threads of their own while the pass goes on; the
+  // driver waits for them when it is destroyed, at the pass's end.
+  std::unique_ptr<BackgroundFrees> frees_ = std::make_unique<BackgroundFrees>();
   HloModule* const module_;
   RematOptions options_;  // the budget in bytes once a relative one resolves
   const SizeFunction& size_fn_;

@@ -78,7 +78,8 @@ absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
 absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
                                                 RematScheduler kind,
                                                 const SizeFunction& size_fn,
-                                                const AliasInfo* alias_info) {
+                                                const AliasInfo* alias_info,
+                                                BackgroundFrees* frees) {
   ScheduleChoice best;
   std::unique_ptr<HloSchedule> best_schedule;
   if (kind == RematScheduler::kGiven) {
@@ -106,6 +107,11 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
       best.heap_sim_peak_bytes = peak;
       best_schedule = std::make_unique<HloSchedule>(std::move(schedule));
     }
+  }
+  if (frees != nullptr) {
+    // Their destructors read only what the analyses own, not the module.
+    frees->Free(std::move(points_to));
+    frees->Free(std::move(aliases));
   }
   TF_RETURN_IF_ERROR(module->set_schedule(std::move(*best_schedule)));
   return best;

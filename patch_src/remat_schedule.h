@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/background_frees.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/size_function.h"
 
@@ -23,10 +24,12 @@ struct ScheduleChoice {
 // runs list, DFS and postorder and keeps the lowest HeapSimulator peak.
 // kGiven is the caller's to handle (it keeps the schedule).
 // `alias_info` says which values the target lets share a buffer (GPU:
-// GpuAliasInfo); null means XLA's default AliasInfo.
+// GpuAliasInfo); null means XLA's default AliasInfo. The analyses the
+// schedulers share are freed in `frees` when given (0.09 s of DenseNet-121's
+// CPU step), else before this returns.
 absl::StatusOr<ScheduleChoice> RescheduleModule(
     HloModule* module, RematScheduler kind, const SizeFunction& size_fn,
-    const AliasInfo* alias_info = nullptr);
+    const AliasInfo* alias_info = nullptr, BackgroundFrees* frees = nullptr);
 
 // Peak of the module's current schedule, by XLA's HeapSimulator: the referee
 // for every memory claim.
