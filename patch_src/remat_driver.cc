@@ -104,12 +104,10 @@ bool AnyValueCompressible(const HloModule& module, const SizeFunction& size_fn,
 }
 
 // After copy insertion chose its copies for the incoming order, a new order
-// may make two values of one buffer live at once: refuse such a result.
-absl::Status CheckLiveRanges(const HloModule& module,
-                             const RematOptions& options,
-                             const AliasInfo* alias_info) {
-  TF_ASSIGN_OR_RETURN(std::string clash,
-                      FindLiveRangeInterference(module, alias_info));
+// may make two values of one buffer live at once (`clash`, from
+// FindLiveRangeInterference): refuse such a result.
+absl::Status RefuseBrokenSharing(absl::string_view clash,
+                                 const RematOptions& options) {
   if (clash.empty()) return absl::OkStatus();
   if (options.scheduler == RematScheduler::kGiven) {
     return absl::InternalError(absl::StrCat(
@@ -194,7 +192,7 @@ class RematDriver {
     // The order as given is checked while the module is measured (read, not
     // written, until the check's answer is taken).
     std::unique_ptr<BackgroundTask<std::string>> incoming_sharing =
-        StartIncomingSharingCheck();
+        had_schedule_ ? StartSharingCheck() : nullptr;
     TF_RETURN_IF_ERROR(AnalyzeModuleCosts());
     if (had_schedule_) TF_RETURN_IF_ERROR(MeasureGiven());
     std::optional<std::string> nothing_to_do;
@@ -325,6 +323,17 @@ class RematDriver {
     return Finish(/*changed=*/false);
   }
 
+  // FindLiveRangeInterference of the module as it is now, in a thread of its
+  // own (null where the options leave the check off); nothing may write the
+  // module until the task's answer is taken.
+  std::unique_ptr<BackgroundTask<std::string>> StartSharingCheck() const {
+    if (!options_.check_live_ranges) return nullptr;
+    return std::make_unique<BackgroundTask<std::string>>(
+        [module = module_, alias_info = alias_info_] {
+          return FindLiveRangeInterference(*module, alias_info);
+        });
+  }
+
   // After copy insertion the pass must not make two values of one buffer
   // live at once. A module that comes in with such a pair cannot be held to
   // that: the check is off for it, and the report says so. (XLA's own
@@ -335,14 +344,6 @@ class RematDriver {
   // module while the pass measures it (DenseNet-121's step for h100_sxm:
   // 0.1 s, under the 0.2 s of the measure); a module within its budget
   // leaves its answer unused.
-  std::unique_ptr<BackgroundTask<std::string>> StartIncomingSharingCheck()
-      const {
-    if (!options_.check_live_ranges || !had_schedule_) return nullptr;
-    return std::make_unique<BackgroundTask<std::string>>(
-        [module = module_, alias_info = alias_info_] {
-          return FindLiveRangeInterference(*module, alias_info);
-        });
-  }
   absl::Status CheckIncomingSharing(BackgroundTask<std::string>* checking) {
     if (checking == nullptr) return absl::OkStatus();
     ScopedPhase phase(&report_, "check_incoming_sharing");
@@ -884,22 +885,17 @@ class RematDriver {
   // as planned, each in a thread (DenseNet-121's step for h100_sxm: 0.06 and
   // 0.12 s).
   absl::Status Verify() {
-    std::unique_ptr<BackgroundTask<bool>> checking_sharing;
-    if (check_sharing_) {
-      checking_sharing = std::make_unique<BackgroundTask<bool>>(
-          [module = module_, &options = options_,
-           alias_info = alias_info_]() -> absl::StatusOr<bool> {
-            TF_RETURN_IF_ERROR(CheckLiveRanges(*module, options, alias_info));
-            return true;
-          });
-    }
+    std::unique_ptr<BackgroundTask<std::string>> checking_sharing =
+        check_sharing_ ? StartSharingCheck() : nullptr;
     {
       ScopedPhase phase(&report_, "verify");
       TF_RETURN_IF_ERROR(VerifyModule(module_));
     }
     if (checking_sharing == nullptr) return absl::OkStatus();
     ScopedPhase phase(&report_, "check_live_ranges");
-    absl::Status checked = checking_sharing->Wait().status();
+    const absl::StatusOr<std::string>& clash = checking_sharing->Wait();
+    absl::Status checked =
+        clash.ok() ? RefuseBrokenSharing(*clash, options_) : clash.status();
     if (!checked.ok() && !options_.dump_dir.empty()) {
       // The refused module is the evidence a bug report needs.
       TF_RETURN_IF_ERROR(WriteModuleText(
