@@ -207,36 +207,26 @@ bool FusedBodyFacts::MayShare(int64_t operand_number,
 absl::StatusOr<std::vector<const FusedBodyFacts*>> FusedBodyFactsStore::FactsOf(
     absl::Span<const HloInstruction* const> fusions,
     absl::Span<const std::string> names) {
-  std::vector<Entry*> entries(fusions.size(), nullptr);
+  using Slot = OnceByKey<std::unique_ptr<FusedBodyFacts>>::Slot;
+  std::vector<Slot*> slots;
   for (size_t i = 0; i < fusions.size(); ++i) {
-    Entry* claimed = nullptr;
-    {
-      absl::MutexLock lock(&mu_);
-      auto [it, inserted] = entries_.try_emplace(names[i]);
-      entries[i] = &it->second;
-      if (inserted) claimed = &it->second;
-    }
-    if (claimed == nullptr) continue;  // known, or another copier's to learn
-    absl::StatusOr<std::unique_ptr<FusedBodyFacts>> learnt =
-        FusedBodyFacts::Learn(*fusions[i], target_.get());
-    absl::MutexLock lock(&mu_);
-    claimed->facts = std::move(learnt);
-    claimed->done = true;
+    auto [slot, claimed] = bodies_.Claim(names[i]);
+    slots.push_back(slot);
+    // Known, or another copier's to learn: waited for below.
+    if (!claimed) continue;
+    bodies_.Fill(slot, FusedBodyFacts::Learn(*fusions[i], target_.get()));
   }
   std::vector<const FusedBodyFacts*> facts;
-  absl::MutexLock lock(&mu_);
-  for (Entry* entry : entries) {
-    mu_.Await(absl::Condition(&entry->done));
-    if (!entry->facts.ok()) return entry->facts.status();
-    facts.push_back(entry->facts->get());
+  for (Slot* slot : slots) {
+    const absl::StatusOr<std::unique_ptr<FusedBodyFacts>>& learnt =
+        bodies_.Await(slot);
+    if (!learnt.ok()) return learnt.status();
+    facts.push_back(learnt->get());
   }
   return facts;
 }
 
-int FusedBodyFactsStore::size() const {
-  absl::MutexLock lock(&mu_);
-  return entries_.size();
-}
+int FusedBodyFactsStore::size() const { return bodies_.size(); }
 
 JudgingCopier::JudgingCopier(
     const AliasInfo* alias_info, JudgingCopyKind kind,

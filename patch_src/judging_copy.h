@@ -33,7 +33,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -45,6 +44,7 @@
 #include "xla/hlo/ir/hlo_computation.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/service/remat/once_by_key.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/target_alias_info.h"
 #include "xla/shape_util.h"
@@ -77,7 +77,7 @@ class FusedBodyFacts {
   }
   // XLA's answer for the fusion's operand `operand_number` (its first slot)
   // at `operand_index` sharing the output at `user_index`, where the in-place
-  // pairs have not already said yes. Memoized, hence not thread-safe.
+  // pairs have not already said yes. Memoized, under a lock.
   bool MayShare(int64_t operand_number, const ShapeIndex& operand_index,
                 const ShapeIndex& user_index) const;
 
@@ -122,14 +122,8 @@ class FusedBodyFactsStore {
   int size() const;
 
  private:
-  struct Entry {
-    bool done = false;
-    absl::StatusOr<std::unique_ptr<FusedBodyFacts>> facts;
-  };
   TargetAliasInfo target_;
-  mutable absl::Mutex mu_;
-  // Nodes: an entry stays where it is while others are added.
-  absl::node_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  OnceByKey<std::unique_ptr<FusedBodyFacts>> bodies_;
 };
 
 // Makes judging copies of one module as its plan changes, and keeps what

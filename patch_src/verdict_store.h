@@ -6,11 +6,9 @@
 
 #include <string>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/node_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "xla/service/remat/once_by_key.h"
 #include "xla/service/remat/planner_types.h"
 
 namespace xla {
@@ -36,13 +34,7 @@ class VerdictStore {
       absl::FunctionRef<absl::StatusOr<PlanVerdict>()> judge);
 
  private:
-  struct Entry {
-    bool done = false;
-    absl::StatusOr<PlanVerdict> verdict;
-  };
-  absl::Mutex mu_;
-  // Nodes: an entry stays where it is while others are added.
-  absl::node_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  OnceByKey<PlanVerdict> verdicts_;
 };
 
 }  // namespace remat
