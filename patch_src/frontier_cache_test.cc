@@ -38,6 +38,8 @@ KnownFrontier Sample() {
   // FLOPs that no short decimal spells: they must read back exactly.
   frontier.points.push_back({900, 880, 1.0 / 3.0, true});
   frontier.points.push_back({500, 640, 163429744.0, true});
+  // A plan between two others: the cap it was made under.
+  frontier.points.back().cap_flops = 2.0 / 9.0;
   frontier.points.push_back({250, 1000, 0, false});
   PlanRecipe recipe;
   recipe.chains = false;
@@ -69,6 +71,8 @@ TEST(FrontierFileTest, ReadsBackWhatItWrote) {
   ExpectSame(**read, Sample());
   // Exactly, not to the digits printed.
   EXPECT_EQ((*read)->points[0].extra_flops, 1.0 / 3.0);
+  EXPECT_EQ((*read)->points[0].cap_flops, -1);
+  EXPECT_EQ((*read)->points[1].cap_flops, 2.0 / 9.0);
   ASSERT_TRUE((*read)->recipes[1].has_value());
   EXPECT_EQ((*read)->recipes[1]->cap, 1.0 / 7.0);
   EXPECT_EQ((*read)->recipes[1]->steps.size(), 3);

@@ -1,7 +1,7 @@
 // The frontier search: every aim's plan made (by lanes, each a planner on
 // its own copy of the module), the aims whose plans the platform's figure
-// put well under them raised, and the plan the budget chooses made again
-// and applied.
+// put well under them raised, plans made between neighbours far apart in
+// FLOPs, and the plan the budget chooses made again and applied.
 #ifndef XLA_SERVICE_REMAT_FRONTIER_POINTS_H_
 #define XLA_SERVICE_REMAT_FRONTIER_POINTS_H_
 

@@ -256,6 +256,59 @@ TEST(FrontierPointsTest, ADominatedPointOnAnotherScheduleLeavesThePlanApplied) {
   EXPECT_EQ(result.frontier_made, nullptr);
 }
 
+// kFan's frontier at two aims, one value and four values under its start,
+// for a budget two values under it; `fills` plans between neighbours whose
+// extra FLOPs differ by more than one FLOP.
+absl::StatusOr<Planned> PlanFanWithWideStep(int fills) {
+  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
+  const int64_t start = lowest.result.initial_peak_bytes;
+  PlannerConfig config = FanTwoValuesUnder(start);
+  const int64_t budget = config.target_bytes;
+  FrontierSearch search;
+  search.aims = {start - kSquareValueBytes, start - 4 * kSquareValueBytes};
+  search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
+    return ChooseFromFrontier(points, budget, start, FrontierRules{});
+  };
+  search.wide_step_flops = 1;
+  search.max_step_fills = fills;
+  config.frontier = search;
+  return PlanHlo(kFan, config);
+}
+
+// The aims' plans recompute one value and three (the lowest aim lies past
+// what any plan reaches): a budget two values under the start pays for
+// three. Plans between them, sweeps at the lower plan's peak under caps
+// between their moves' FLOPs, recompute two once the cap leaves room for
+// the move the sweep makes first that does not lower the peak: the budget
+// gets that plan, made again from its recipe.
+TEST(FrontierPointsTest, APlanBetweenTwoFarApartIsMadeAndChosen) {
+  absl::StatusOr<Planned> aims_only = PlanFanWithWideStep(0);
+  ASSERT_TRUE(aims_only.ok()) << aims_only.status();
+  EXPECT_EQ(aims_only->result.frontier.size(), 2);
+  EXPECT_EQ(MovedPastTheTop(*aims_only->module), 3);
+
+  absl::StatusOr<Planned> filled = PlanFanWithWideStep(4);
+  ASSERT_TRUE(filled.ok()) << filled.status();
+  const PlannerResult& result = filled->result;
+  ASSERT_GT(result.frontier.size(), 2);
+  ASSERT_TRUE(result.frontier_chosen.has_value());
+  const FrontierPoint& chosen = result.frontier[*result.frontier_chosen];
+  EXPECT_GE(chosen.cap_flops, 0);
+  EXPECT_LE(chosen.extra_flops, chosen.cap_flops);
+  EXPECT_LT(chosen.extra_flops, result.frontier[1].extra_flops);
+  EXPECT_EQ(MovedPastTheTop(*filled->module), 2);
+  EXPECT_FALSE(result.frontier_replay_missed);
+  // Each plan between is a plan of its own, and none is dominated by the
+  // two the aims made.
+  for (const FrontierPoint& point : result.frontier) {
+    if (point.cap_flops < 0) continue;
+    EXPECT_FALSE(point.peak_bytes >= result.frontier[0].peak_bytes &&
+                 point.extra_flops >= result.frontier[0].extra_flops);
+    EXPECT_FALSE(point.peak_bytes >= result.frontier[1].peak_bytes &&
+                 point.extra_flops >= result.frontier[1].extra_flops);
+  }
+}
+
 }  // namespace
 }  // namespace remat
 }  // namespace xla

@@ -37,6 +37,11 @@ struct FrontierPoint {
   // The schedule its plan was made on: 0, the one the search started from;
   // k > 0, the k-th other schedule searched (FrontierSearch::other_schedules).
   int schedule = 0;
+  // A plan between two neighbours of the frontier (FrontierSearch::
+  // wide_step_flops): one sweep at aim_bytes under this compute cap (the
+  // moves' own FLOPs). Negative: the aim's whole search, under the
+  // search's cap.
+  double cap_flops = -1;
 };
 
 // The aims of the frontier search: `shares` of `reference_bytes` (the

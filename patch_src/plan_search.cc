@@ -262,7 +262,8 @@ absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
 absl::Status PlanSearch::ApplyOutOfLineRule() {
   const std::vector<PricedMove> dear = planner_.OutOfLineMoves();
   if (dear.empty()) return absl::OkStatus();
-  if (config_.keep_plan != nullptr && config_.target_bytes > 0) {
+  if (config_.keep_plan != nullptr && config_.target_bytes > 0 &&
+      !aim_is_a_direction_) {
     TF_ASSIGN_OR_RETURN(const PlanVerdict verdict, Judge());
     if (MeetsBudget(verdict, config_.target_bytes)) return absl::OkStatus();
   }
@@ -617,8 +618,37 @@ absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
   TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
   TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
   aimed.recipe = planner.Recipe();
+  aimed.move_flops = planner.move_flops();
   aimed.capped = planner.capped_at_peak();
   return aimed;
+}
+
+absl::StatusOr<AimedPlan> PlanCappedAt(Planner& planner,
+                                       const PlannerConfig& config, int64_t aim,
+                                       double cap_flops) {
+  const PlannerConfig rung = RungConfig(config, aim);
+  TF_RETURN_IF_ERROR(planner.StartSearch(config));
+  planner.ForgetSearches();
+  planner.set_max_extra_flops(cap_flops);
+  PlanSearch search(planner, rung);
+  search.AimOnlySteers();
+  AimedPlan aimed;
+  TF_ASSIGN_OR_RETURN(aimed.best, search.SweepFromNoMoves());
+  TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
+  TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
+  aimed.point.cap_flops = cap_flops;
+  aimed.recipe = planner.Recipe();
+  aimed.move_flops = planner.move_flops();
+  return aimed;
+}
+
+absl::StatusOr<AimedPlan> PlanPointAgain(Planner& planner,
+                                         const PlannerConfig& config,
+                                         const FrontierPoint& point) {
+  if (point.cap_flops >= 0) {
+    return PlanCappedAt(planner, config, point.aim_bytes, point.cap_flops);
+  }
+  return PlanAimedAt(planner, config, point.aim_bytes);
 }
 
 }  // namespace remat

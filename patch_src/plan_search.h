@@ -108,6 +108,16 @@ class PlanSearch {
   absl::StatusOr<PlannerResult> KeepNeededMoves(const PlanOutcome& best);
   // The plan in hand as a point of the frontier (at this search's target).
   absl::StatusOr<FrontierPoint> PointInHand();
+  // The target only steers the sweep, no budget: a plan between two of the
+  // frontier's, under a cap that keeps it from the dearer one's level
+  // (PlanCappedAt). The rule on FLOPs per byte then applies without a
+  // judgement of whether the plan met it.
+  void AimOnlySteers() { aim_is_a_direction_ = true; }
+  // One sweep from no moves at this search's target, under the compute cap
+  // the planner has, left in hand (PlanCappedAt).
+  absl::StatusOr<PlanOutcome> SweepFromNoMoves() {
+    return Replan(config_.target_bytes);
+  }
 
  private:
   // A plan at `aim`; the plan in hand is taken back first unless it was
@@ -209,6 +219,7 @@ class PlanSearch {
   bool solver_plan_ = false;  // the plan in hand is the MILP's
   // The plan kept took back its moves far out of line.
   bool out_of_line_rule_applied_ = false;
+  bool aim_is_a_direction_ = false;  // AimOnlySteers
   // The last verdict, and the plan it was of.
   bool judged_ = false;
   int64_t judged_revision_ = 0;
@@ -228,6 +239,9 @@ struct AimedPlan {
   FrontierPoint point;
   PlanOutcome best;
   PlanRecipe recipe;  // how the plan kept was made
+  // The kept moves' own FLOPs, which a compute cap is checked against (the
+  // point's extra FLOPs, less the runs the plan leaves unread, are lower).
+  double move_flops = 0;
   // Made again by a whole search: its recipe did not replay.
   bool searched_again = false;
   // The compute cap, not the aim, stopped it at its peak.
@@ -238,6 +252,18 @@ struct AimedPlan {
 PlannerConfig RungConfig(const PlannerConfig& config, int64_t aim);
 absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
                                       const PlannerConfig& config, int64_t aim);
+// A plan between two neighbours of the frontier (FrontierSearch::
+// wide_step_flops): one sweep from no moves at `aim` with the compute cap at
+// `cap_flops`, trimmed of unneeded moves as every aim's plan is, and left in
+// hand. Its point says the cap; the cap stopping it is not `capped`.
+absl::StatusOr<AimedPlan> PlanCappedAt(Planner& planner,
+                                       const PlannerConfig& config, int64_t aim,
+                                       double cap_flops);
+// The plan of `point` made again from no moves: PlanCappedAt where it has a
+// cap of its own, else PlanAimedAt.
+absl::StatusOr<AimedPlan> PlanPointAgain(Planner& planner,
+                                         const PlannerConfig& config,
+                                         const FrontierPoint& point);
 
 }  // namespace remat
 }  // namespace xla

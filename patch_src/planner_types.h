@@ -67,6 +67,16 @@ struct FrontierSearch {
   // on it, nor do the judgements above 1 (with 1 too where the module lists
   // its instructions as its copies do, as a parsed module does).
   int lanes = 1;
+  // Where two neighbouring plans of the frontier (NonDominated) differ in
+  // extra FLOPs by more than this, a plan between them is made: one sweep
+  // at the lower plan's aim under a compute cap halfway between their FLOPs
+  // (frontier_points.cc, FillWideSteps). The aims alone leave such steps
+  // (the decoder for h100_sxm: 0.579 of its figure at +8.0%, then 0.499 at
+  // +13.4%), and a budget between pays for the lower plan. 0: none.
+  double wide_step_flops = 0;
+  // At most this many such plans, the widest steps first (pass time).
+  int max_step_fills = 0;
+  bool FillsSteps() const { return wide_step_flops > 0 && max_step_fills > 0; }
   // The points an earlier compile of the module made (frontier_cache.h):
   // the search makes only the chosen point's plan, and searches the whole
   // frontier when that plan does not land on its point. Null: none.

@@ -142,6 +142,11 @@ std::string PlanRejection(int64_t start_bytes, int64_t planned_bytes) {
 // costs at most this share of the step's FLOPs more (FrontierRules).
 constexpr double kMinUsefulReduction = 0.01;
 constexpr double kFlopsWithinNoise = 0.01;
+// Neighbouring plans of the frontier further apart than this share of the
+// step's FLOPs get a plan between them, at most kMaxStepFills of them
+// (FrontierSearch::wide_step_flops).
+constexpr double kWideStepShare = 0.02;
+constexpr int kMaxStepFills = 4;
 
 bool HasWhileLoop(const HloModule& module) {
   for (const HloComputation* computation : module.computations()) {
@@ -546,6 +551,8 @@ class RematDriver {
         FrontierAims(DefaultFrontierShares(), report_.allocation_before_bytes,
                      allocation_scheduled_, report_.floor_bytes);
     search.start_peak_bytes = allocation_scheduled_;
+    search.wide_step_flops = kWideStepShare * report_.flops_before;
+    search.max_step_fills = kMaxStepFills;
     search.frees = frees_.get();
     search.lanes = options_.planning_threads > 0
                        ? options_.planning_threads

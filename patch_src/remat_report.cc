@@ -103,6 +103,10 @@ std::string FrontierPointsJson(const std::vector<FrontierPoint>& points,
       absl::StrAppend(&out,
                       ", \"schedule\": ", JsonQuote(schedules[p.schedule]));
     }
+    // A plan between two neighbours: the compute cap it was made under.
+    if (p.cap_flops >= 0) {
+      absl::StrAppend(&out, ", \"cap_flops\": ", JsonNumber(p.cap_flops));
+    }
     absl::StrAppend(&out, "}");
   }
   return out + "]";

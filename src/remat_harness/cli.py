@@ -235,6 +235,11 @@ def _frontier(args: argparse.Namespace, parser: argparse.ArgumentParser, console
             f"{mark} aim {f.share(p.aim_bytes):.3f}: peak {f.share(p.peak_bytes):.3f} "
             f"of {f.allocation_before_bytes:,} bytes, +{f.extra_pct(p):.2f}% FLOPs"
             + ("" if p.kept else " (refused)")
+            + (
+                ""
+                if p.cap_flops is None
+                else f" (between neighbours, cap {f.extra_pct_of(p.cap_flops):.2f}%)"
+            )
             + (" <- chosen" if i == f.chosen else "")
         )
     png = plot_frontier(run, args.out / "frontier.png", f"{args.module} ({args.device})")

@@ -36,6 +36,10 @@ class FrontierPoint:
     # The scheduler whose schedule the plan was made on, where it is not the
     # one the search started from (patch_src/other_schedules.h); else "".
     schedule: str = ""
+    # A plan between two neighbours of the frontier: the compute cap (the
+    # moves' own FLOPs) its sweep was made under
+    # (patch_src/frontier_points.cc, FillWideSteps); None for an aim's plan.
+    cap_flops: float | None = None
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,10 @@ class Frontier:
         return cls.from_json(json.loads(path.read_text()))
 
     def extra_pct(self, point: FrontierPoint) -> float:
-        return 100.0 * point.extra_flops / max(self.flops_before, 1.0)
+        return self.extra_pct_of(point.extra_flops)
+
+    def extra_pct_of(self, flops: float) -> float:
+        return 100.0 * flops / max(self.flops_before, 1.0)
 
     def share(self, nbytes: int) -> float:
         """`nbytes` as a share of the figure before the pass."""
