@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_module.h"
@@ -128,24 +129,33 @@ PlannerConfig FanTwoValuesUnder(int64_t start) {
   return config;
 }
 
-// kFan's frontier at four aims, one value apart, planned by `lanes`
-// planners at once; the figure is the tracker's count less what the plan
-// recomputed past the top.
-absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
+// kFan's frontier for a budget two values under its start, at aims
+// `values_under` values under it; `tune` sets the rest of the search. The
+// figure is the tracker's count less what the plan recomputed past the top.
+absl::StatusOr<Planned> PlanFanAtAims(
+    absl::Span<const int> values_under,
+    absl::FunctionRef<void(FrontierSearch&)> tune) {
   TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
   const int64_t start = lowest.result.initial_peak_bytes;
   PlannerConfig config = FanTwoValuesUnder(start);
   const int64_t budget = config.target_bytes;
   FrontierSearch search;
-  for (int values = 1; values <= 4; ++values) {
+  for (int values : values_under) {
     search.aims.push_back(start - values * kSquareValueBytes);
   }
   search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
     return ChooseFromFrontier(points, budget, start, FrontierRules{});
   };
-  search.lanes = lanes;
+  tune(search);
   config.frontier = search;
   return PlanHlo(kFan, config);
+}
+
+// kFan's frontier at four aims, one value apart, planned by `lanes`
+// planners at once.
+absl::StatusOr<Planned> PlanFanInLanes(int lanes) {
+  return PlanFanAtAims(
+      {1, 2, 3, 4}, [lanes](FrontierSearch& search) { search.lanes = lanes; });
 }
 
 // Lanes plan the aims at once, each on its own copy of the module, beside
@@ -256,23 +266,14 @@ TEST(FrontierPointsTest, ADominatedPointOnAnotherScheduleLeavesThePlanApplied) {
   EXPECT_EQ(result.frontier_made, nullptr);
 }
 
-// kFan's frontier at two aims, one value and four values under its start,
-// for a budget two values under it; `fills` plans between neighbours whose
-// extra FLOPs differ by more than one FLOP.
+// kFan's frontier at two aims, one value and four values under its start;
+// `fills` plans between neighbours whose extra FLOPs differ by more than
+// one FLOP.
 absl::StatusOr<Planned> PlanFanWithWideStep(int fills) {
-  TF_ASSIGN_OR_RETURN(Planned lowest, PlanHlo(kFan, AsLowAsPossible()));
-  const int64_t start = lowest.result.initial_peak_bytes;
-  PlannerConfig config = FanTwoValuesUnder(start);
-  const int64_t budget = config.target_bytes;
-  FrontierSearch search;
-  search.aims = {start - kSquareValueBytes, start - 4 * kSquareValueBytes};
-  search.choose = [budget, start](absl::Span<const FrontierPoint> points) {
-    return ChooseFromFrontier(points, budget, start, FrontierRules{});
-  };
-  search.wide_step_flops = 1;
-  search.max_step_fills = fills;
-  config.frontier = search;
-  return PlanHlo(kFan, config);
+  return PlanFanAtAims({1, 4}, [fills](FrontierSearch& search) {
+    search.wide_step_flops = 1;
+    search.max_step_fills = fills;
+  });
 }
 
 // The aims' plans recompute one value and three (the lowest aim lies past
