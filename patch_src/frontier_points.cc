@@ -283,9 +283,10 @@ std::vector<StepFill> WidestSteps(const MadeFrontier& made,
     const FrontierPoint& lower = made.points[frontier[k]];
     const FrontierPoint& higher = made.points[frontier[k + 1]];
     const double step = lower.extra_flops - higher.extra_flops;
-    // Also where the peaks lie within the lookup's noise: a plan between,
-    // nearly as low as the dearer one, makes it no plan (ResNet-50's CPU
-    // step: 0.6355 of its figure at +10.3% beside 0.6335 at +12.9%).
+    // Peaks within the lookup's noise of each other are no reason to skip
+    // a step: a plan between, nearly as low as the dearer one and far
+    // cheaper, makes the dearer no plan (ResNet-50's CPU step: 0.6355 of
+    // its figure at +10.3% beside 0.6335 at +12.9%).
     if (step <= search.wide_step_flops) continue;
     // The cap is checked against the moves' own FLOPs.
     const double lower_moves = made.plans[frontier[k]].move_flops;
@@ -432,10 +433,12 @@ absl::StatusOr<double> FillOnKeptLanes(Planner& planner, PlanningLane* own_lane,
                         ? &own_lane->planner()
                         : nullptr;
   absl::StatusOr<double> filling = FillWideSteps(*first, second, config, made);
-  if (fill_lane != nullptr && fill_lane_counts != nullptr) {
-    *fill_lane_counts = fill_lane->planner().counts();
+  if (fill_lane != nullptr) {
+    if (fill_lane_counts != nullptr) {
+      *fill_lane_counts = fill_lane->planner().counts();
+    }
+    frees.Free(std::move(fill_lane));
   }
-  if (fill_lane != nullptr) frees.Free(std::move(fill_lane));
   return filling;
 }
 
@@ -476,7 +479,8 @@ absl::Status CountTheLanes(
 // itself (Planner::ForgetSearches) but the verdicts, which all the planners
 // share (VerdictStore): the points, and the sweeps made, are those one
 // planner makes, aim after aim. Then plans between neighbours far apart in
-// FLOPs (FillWideSteps), by `planner` and the caller's lane.
+// FLOPs (FillOnKeptLanes): by the first lane and the caller's, or with one
+// lane by `planner`.
 absl::StatusOr<MadeFrontier> FrontierPoints(Planner& planner,
                                             const HloModule& module,
                                             const HloComputation& computation,

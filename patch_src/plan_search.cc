@@ -599,6 +599,24 @@ absl::StatusOr<PlanOutcome> SearchFor(PlanSearch& search) {
   return search.CompareWithOptimum(best);
 }
 
+namespace {
+
+// `best`, the plan `search` left in hand, trimmed of unneeded moves as every
+// frontier plan is, with its point, recipe and moves' FLOPs.
+absl::StatusOr<AimedPlan> KeepAsAimedPlan(Planner& planner, PlanSearch& search,
+                                          const PlanOutcome& best) {
+  AimedPlan aimed;
+  aimed.best = best;
+  TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
+  TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
+  aimed.recipe = planner.Recipe();
+  aimed.move_flops = planner.move_flops();
+  aimed.capped = planner.capped_at_peak();
+  return aimed;
+}
+
+}  // namespace
+
 PlannerConfig RungConfig(const PlannerConfig& config, int64_t aim) {
   PlannerConfig rung = config;
   rung.target_bytes = aim;
@@ -613,14 +631,8 @@ absl::StatusOr<AimedPlan> PlanAimedAt(Planner& planner,
   TF_RETURN_IF_ERROR(planner.StartSearch(config));
   planner.ForgetSearches();
   PlanSearch search(planner, rung);
-  AimedPlan aimed;
-  TF_ASSIGN_OR_RETURN(aimed.best, SearchFor(search));
-  TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
-  TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
-  aimed.recipe = planner.Recipe();
-  aimed.move_flops = planner.move_flops();
-  aimed.capped = planner.capped_at_peak();
-  return aimed;
+  TF_ASSIGN_OR_RETURN(const PlanOutcome best, SearchFor(search));
+  return KeepAsAimedPlan(planner, search, best);
 }
 
 absl::StatusOr<AimedPlan> PlanCappedAt(Planner& planner,
@@ -632,13 +644,10 @@ absl::StatusOr<AimedPlan> PlanCappedAt(Planner& planner,
   planner.set_max_extra_flops(cap_flops);
   PlanSearch search(planner, rung);
   search.AimOnlySteers();
-  AimedPlan aimed;
-  TF_ASSIGN_OR_RETURN(aimed.best, search.SweepFromNoMoves());
-  TF_RETURN_IF_ERROR(search.TrimToNeededMoves(aimed.best).status());
-  TF_ASSIGN_OR_RETURN(aimed.point, search.PointInHand());
+  TF_ASSIGN_OR_RETURN(const PlanOutcome best, search.SweepFromNoMoves());
+  TF_ASSIGN_OR_RETURN(AimedPlan aimed, KeepAsAimedPlan(planner, search, best));
   aimed.point.cap_flops = cap_flops;
-  aimed.recipe = planner.Recipe();
-  aimed.move_flops = planner.move_flops();
+  aimed.capped = false;  // the cap is the plan's own, not the search's
   return aimed;
 }
 

@@ -69,8 +69,8 @@ struct FrontierSearch {
   int lanes = 1;
   // Where two neighbouring plans of the frontier (NonDominated) differ in
   // extra FLOPs by more than this, a plan between them is made: one sweep
-  // at the lower plan's aim under a compute cap halfway between their FLOPs
-  // (frontier_points.cc, FillWideSteps). The aims alone leave such steps
+  // at the lower plan's level under a compute cap between their moves'
+  // FLOPs (frontier_points.cc, FillWideSteps). The aims alone leave such steps
   // (the decoder for h100_sxm: 0.579 of its figure at +8.0%, then 0.499 at
   // +13.4%), and a budget between pays for the lower plan. 0: none.
   double wide_step_flops = 0;
