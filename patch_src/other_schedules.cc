@@ -89,12 +89,8 @@ absl::StatusOr<std::vector<std::shared_ptr<const KnownFrontier>>>
 OtherSchedules::Search(const HloModule& module) {
   std::vector<std::shared_ptr<const KnownFrontier>> frontiers;
   searched_.clear();
-  if (options_.given.has_value()) {
-    TF_ASSIGN_OR_RETURN(frontiers.emplace_back(),
-                        SearchOne(module, std::nullopt));
-  }
-  for (RematScheduler scheduler : options_.schedulers) {
-    TF_ASSIGN_OR_RETURN(frontiers.emplace_back(), SearchOne(module, scheduler));
+  for (const ScheduleToSearch& schedule : options_.schedules) {
+    TF_ASSIGN_OR_RETURN(frontiers.emplace_back(), SearchOne(module, schedule));
   }
   return frontiers;
 }
@@ -110,22 +106,17 @@ struct ScheduledCopy {
 
 }  // namespace
 
-// `scheduler`'s schedule of a copy (nullopt: the module's own, given).
+// `schedule`'s frontier, searched on a copy of `module` it orders.
 absl::StatusOr<std::shared_ptr<const KnownFrontier>> OtherSchedules::SearchOne(
-    const HloModule& module, std::optional<RematScheduler> scheduler) {
-  const std::string name(
-      SchedulerName(scheduler.value_or(RematScheduler::kGiven)));
+    const HloModule& module, const ScheduleToSearch& schedule) {
+  const std::string& name = schedule.order.scheduler;
   ScheduledCopy copy;
   copy.module = module.Clone("");  // keeps every name
+  TF_RETURN_IF_ERROR(ApplyNamedSchedule(schedule.order, copy.module.get()));
   int64_t start = 0;
-  if (scheduler.has_value()) {
-    TF_ASSIGN_OR_RETURN(const ScheduleChoice choice,
-                        RescheduleModule(copy.module.get(), *scheduler,
-                                         size_fn_, options_.alias_info));
-    start = choice.heap_sim_peak_bytes;
+  if (schedule.heap_sim_peak_bytes.has_value()) {
+    start = *schedule.heap_sim_peak_bytes;
   } else {
-    TF_RETURN_IF_ERROR(ApplyNamedSchedule(
-        NameSchedule(module, *options_.given, name), copy.module.get()));
     TF_ASSIGN_OR_RETURN(
         start, HeapSimulatorPeak(*copy.module, size_fn_, options_.alias_info));
   }

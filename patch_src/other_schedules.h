@@ -63,13 +63,22 @@ NamedSchedule NameSchedule(const HloModule& module, const HloSchedule& schedule,
 // that names it.
 absl::Status ApplyNamedSchedule(const NamedSchedule& named, HloModule* module);
 
+// A schedule of the module whose frontier is searched, named before any
+// plan was made: XLA's list scheduler breaks ties by the order of each
+// instruction's users, which a plan made and taken back changes, so run on
+// the module after the kept schedule's search it made another schedule with
+// each number of lanes (the causal decoder in bf16, CPU).
+struct ScheduleToSearch {
+  NamedSchedule order;
+  // Its HeapSimulator peak where its scheduler measured it; else measured
+  // on the copy.
+  std::optional<int64_t> heap_sim_peak_bytes;
+};
+
 // What the other schedules' searches share with the kept one's.
 struct OtherSchedulesOptions {
-  // The schedulers to try besides the kept schedule's.
-  std::vector<RematScheduler> schedulers;
-  // The module's own schedule, when it came with one that was not kept (of
-  // the module Search is given; named only when it searches).
-  std::optional<HloSchedule> given;
+  // The schedules besides the kept one, in the order searched.
+  std::vector<ScheduleToSearch> schedules;
   // The kept schedule's planner config, its frontier search included (its
   // aims, choice and other_schedules are replaced on each copy).
   PlannerConfig config;
@@ -108,7 +117,7 @@ class OtherSchedules {
     std::vector<int64_t> aims;
   };
   absl::StatusOr<std::shared_ptr<const KnownFrontier>> SearchOne(
-      const HloModule& module, std::optional<RematScheduler> scheduler);
+      const HloModule& module, const ScheduleToSearch& schedule);
 
   OtherSchedulesOptions options_;
   const SizeFunction& size_fn_;

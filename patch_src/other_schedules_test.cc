@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,13 +43,49 @@ TEST(OtherSchedulesTest, ANamedScheduleOrdersACopyTheSame) {
   const NamedSchedule named =
       NameSchedule(**module, (*module)->schedule(), "given");
   std::unique_ptr<HloModule> copy = (*module)->Clone("");
-  ASSERT_TRUE(
-      RescheduleModule(copy.get(), RematScheduler::kPostorder, PlainBytes)
-          .ok());
+  absl::StatusOr<std::vector<MadeSchedule>> postorder =
+      MakeSchedules(*copy, {RematScheduler::kPostorder}, PlainBytes);
+  ASSERT_TRUE(postorder.ok()) << postorder.status();
+  ASSERT_TRUE(copy->set_schedule((*postorder)[0].schedule).ok());
   ASSERT_NE(EntryOrder(*copy), EntryOrder(**module));
   const absl::Status applied = ApplyNamedSchedule(named, copy.get());
   ASSERT_TRUE(applied.ok()) << applied;
   EXPECT_EQ(EntryOrder(*copy), EntryOrder(**module));
+}
+
+// The default scheduler hands back every schedule it made, so that the
+// other schedules' searches start from the schedules of the module before
+// any plan (ScheduleToSearch); the one it keeps is the lowest of them.
+TEST(OtherSchedulesTest, TheSchedulesMadeBeforeAnyPlanAreHandedBack) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(kFan);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::vector<std::string> given_order = EntryOrder(**module);
+  absl::StatusOr<std::vector<MadeSchedule>> made = MakeSchedules(
+      **module, {RematScheduler::kList, RematScheduler::kPostorder},
+      PlainBytes);
+  ASSERT_TRUE(made.ok()) << made.status();
+  ASSERT_EQ(made->size(), 2);
+  EXPECT_EQ((*made)[1].scheduler, RematScheduler::kPostorder);
+  EXPECT_EQ(EntryOrder(**module), given_order);  // the module keeps its own
+  absl::StatusOr<ScheduleChoice> choice =
+      RescheduleModule(module->get(), RematScheduler::kDefault, PlainBytes);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  ASSERT_EQ(choice->made.size(), 3);
+  for (const MadeSchedule& schedule : choice->made) {
+    EXPECT_GE(schedule.heap_sim_peak_bytes, choice->heap_sim_peak_bytes);
+    // The search takes this peak as its start: it is HeapSimulatorPeak's.
+    std::unique_ptr<HloModule> copy = (*module)->Clone("");
+    ASSERT_TRUE(
+        ApplyNamedSchedule(NameSchedule(**module, schedule.schedule, "made"),
+                           copy.get())
+            .ok());
+    absl::StatusOr<int64_t> peak = HeapSimulatorPeak(*copy, PlainBytes);
+    ASSERT_TRUE(peak.ok()) << peak.status();
+    EXPECT_EQ(*peak, schedule.heap_sim_peak_bytes);
+  }
+  absl::StatusOr<int64_t> kept = HeapSimulatorPeak(**module, PlainBytes);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, choice->heap_sim_peak_bytes);
 }
 
 // A schedule that names an instruction the module lacks is refused, and
@@ -87,9 +124,15 @@ TEST(OtherSchedulesTest, EachOtherSchedulesFrontierIsSearchedOnACopy) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(kFan);
   ASSERT_TRUE(module.ok()) << module.status();
   const std::vector<std::string> given_order = EntryOrder(**module);
+  absl::StatusOr<std::vector<MadeSchedule>> postorder =
+      MakeSchedules(**module, {RematScheduler::kPostorder}, PlainBytes);
+  ASSERT_TRUE(postorder.ok()) << postorder.status();
   OtherSchedulesOptions options;
-  options.given = (*module)->schedule();
-  options.schedulers = {RematScheduler::kPostorder};
+  options.schedules.push_back(
+      {NameSchedule(**module, (*module)->schedule(), "given"), std::nullopt});
+  options.schedules.push_back(
+      {NameSchedule(**module, (*postorder)[0].schedule, "postorder"),
+       (*postorder)[0].heap_sim_peak_bytes});
   options.config.keep_plan =
       [](const HloModule& planned,
          const AliasInfo* alias_info) -> absl::StatusOr<PlanVerdict> {

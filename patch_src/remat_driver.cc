@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -411,6 +412,7 @@ class RematDriver {
                                          alias_info_, frees_.get()));
     report_.scheduler_chosen = choice.scheduler;
     report_.rescheduled = true;
+    schedules_made_ = std::move(choice.made);
     report_.heap_sim_scheduled_bytes = choice.heap_sim_peak_bytes;
     if (given_schedule_.has_value() &&
         choice.heap_sim_peak_bytes > report_.heap_sim_before_bytes) {
@@ -440,6 +442,8 @@ class RematDriver {
     report_.invariant_stacks_removed = stacks.stacks_removed;
     report_.invariant_stack_bytes = stacks.bytes_removed;
     if (stacks.stacks_removed == 0) return absl::OkStatus();
+    // They order the program before the rewrite.
+    schedules_made_.clear();
     TF_ASSIGN_OR_RETURN(report_.heap_sim_scheduled_bytes,
                         HeapSimulatorPeak(*module_, size_fn_, alias_info_));
     TF_ASSIGN_OR_RETURN(allocation_scheduled_,
@@ -693,7 +697,7 @@ class RematDriver {
     }
     config.frontier = Frontier();
     std::optional<FrontierCache> cache = LoadKnownFrontier(*config.frontier);
-    OfferOtherSchedules(config);
+    TF_RETURN_IF_ERROR(OfferOtherSchedules(config));
     if (config.frontier->aims.empty()) {
       report_.AddNote(absl::StrCat("the schedule is at the floor (",
                                    report_.floor_bytes,
@@ -739,25 +743,45 @@ class RematDriver {
   // Scheduler `default` on CPU, the frontier searched, any plan applicable:
   // where the kept schedule's lowest plan stays far above the floor, the
   // other schedules' frontiers join it (other_schedules.h).
-  void OfferOtherSchedules(PlannerConfig& config) {
+  absl::Status OfferOtherSchedules(PlannerConfig& config) {
     // (config.applicable is set where the buffer sharing is checked.)
     if (!by_heap_simulator_ || options_.scheduler != RematScheduler::kDefault ||
         config.frontier->known != nullptr || config.applicable != nullptr) {
-      return;
+      return absl::OkStatus();
     }
+    // Every schedule is named now, before any plan (ScheduleToSearch).
     OtherSchedulesOptions others;
     // The loop-stack rewrite changed the program the given schedule orders.
-    if (report_.invariant_stacks_removed == 0) {
-      others.given = std::move(given_schedule_);
+    if (report_.invariant_stacks_removed == 0 && given_schedule_.has_value()) {
+      others.schedules.push_back(
+          {NameSchedule(*module_, *given_schedule_, "given"), std::nullopt});
+      given_schedule_.reset();
     }
+    std::vector<RematScheduler> wanted;
     for (RematScheduler scheduler :
          {RematScheduler::kList, RematScheduler::kDfs,
           RematScheduler::kPostorder}) {
       if (!report_.rescheduled ||
           SchedulerName(scheduler) != report_.scheduler_chosen) {
-        others.schedulers.push_back(scheduler);
+        wanted.push_back(scheduler);
       }
     }
+    if (schedules_made_.empty()) {
+      // The loop-stack rewrite changed the program: its schedules are made
+      // now, of the program the planner starts from.
+      TF_ASSIGN_OR_RETURN(
+          schedules_made_,
+          MakeSchedules(*module_, wanted, size_fn_, alias_info_, frees_.get()));
+    }
+    for (const MadeSchedule& made : schedules_made_) {
+      if (absl::c_linear_search(wanted, made.scheduler)) {
+        others.schedules.push_back(
+            {NameSchedule(*module_, made.schedule,
+                          std::string(SchedulerName(made.scheduler))),
+             made.heap_sim_peak_bytes});
+      }
+    }
+    schedules_made_.clear();
     others.config = config;
     others.reference_bytes = report_.allocation_before_bytes;
     others.floor_bytes = report_.floor_bytes;
@@ -779,6 +803,7 @@ class RematDriver {
       }
       return frontiers;
     };
+    return absl::OkStatus();
   }
 
   // The point `chosen` chose lies on another schedule: the module takes that
@@ -1006,6 +1031,9 @@ class RematDriver {
   // The module's own schedule where another was kept, and the searches of
   // the schedules not kept (other_schedules.h).
   std::optional<HloSchedule> given_schedule_;
+  // The schedules the schedulers made of the module before any plan, the
+  // kept one's too; cleared where the loop-stack rewrite changed it.
+  std::vector<MadeSchedule> schedules_made_;
   std::unique_ptr<OtherSchedules> other_schedules_;
 };
 

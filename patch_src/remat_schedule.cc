@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/analysis/hlo_alias_analysis.h"
 #include "xla/hlo/analysis/tuple_points_to_analysis.h"
@@ -75,46 +77,63 @@ absl::StatusOr<int64_t> HeapSimulatorPeak(const HloModule& module,
       &buffer_size);
 }
 
-absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
-                                                RematScheduler kind,
-                                                const SizeFunction& size_fn,
-                                                const AliasInfo* alias_info,
-                                                BackgroundFrees* frees) {
-  ScheduleChoice best;
-  std::unique_ptr<HloSchedule> best_schedule;
-  if (kind == RematScheduler::kGiven) {
-    return absl::InternalError("the given schedule is kept by the caller");
-  }
-  // One points-to and one alias analysis for every scheduler tried: the
-  // module does not change between them.
+absl::StatusOr<std::vector<MadeSchedule>> MakeSchedules(
+    const HloModule& module, absl::Span<const RematScheduler> schedulers,
+    const SizeFunction& size_fn, const AliasInfo* alias_info,
+    BackgroundFrees* frees) {
+  // One points-to and one alias analysis for every scheduler: the module
+  // does not change between them.
   TF_ASSIGN_OR_RETURN(std::unique_ptr<TuplePointsToAnalysis> points_to,
-                      TuplePointsToAnalysis::Run(module));
-  TF_ASSIGN_OR_RETURN(
-      std::unique_ptr<AliasSetup> aliases,
-      AliasSetup::Run(*module, alias_info, ScheduleNeeded::kNo));
-  alias_info = aliases->alias_info();
-  const HloAliasAnalysis* alias_analysis = &aliases->analysis();
-  const RematScheduler all[] = {RematScheduler::kList, RematScheduler::kDfs,
-                                RematScheduler::kPostorder};
-  for (RematScheduler candidate : all) {
-    if (kind != RematScheduler::kDefault && candidate != kind) continue;
+                      TuplePointsToAnalysis::Run(&module));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<AliasSetup> aliases,
+                      AliasSetup::Run(module, alias_info, ScheduleNeeded::kNo));
+  std::vector<MadeSchedule> made;
+  for (RematScheduler scheduler : schedulers) {
     int64_t peak = 0;
-    TF_ASSIGN_OR_RETURN(HloSchedule schedule,
-                        RunScheduler(module, candidate, alias_info, size_fn,
-                                     *points_to, *alias_analysis, &peak));
-    if (best_schedule == nullptr || peak < best.heap_sim_peak_bytes) {
-      best.scheduler = std::string(SchedulerName(candidate));
-      best.heap_sim_peak_bytes = peak;
-      best_schedule = std::make_unique<HloSchedule>(std::move(schedule));
-    }
+    TF_ASSIGN_OR_RETURN(
+        HloSchedule schedule,
+        RunScheduler(&module, scheduler, aliases->alias_info(), size_fn,
+                     *points_to, aliases->analysis(), &peak));
+    made.push_back(MadeSchedule{scheduler, std::move(schedule), peak});
   }
   if (frees != nullptr) {
     // Their destructors read only what the analyses own, not the module.
     frees->Free(std::move(points_to));
     frees->Free(std::move(aliases));
   }
-  TF_RETURN_IF_ERROR(module->set_schedule(std::move(*best_schedule)));
-  return best;
+  return made;
+}
+
+absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
+                                                RematScheduler kind,
+                                                const SizeFunction& size_fn,
+                                                const AliasInfo* alias_info,
+                                                BackgroundFrees* frees) {
+  if (kind == RematScheduler::kGiven) {
+    return absl::InternalError("the given schedule is kept by the caller");
+  }
+  const std::vector<RematScheduler> all = {
+      RematScheduler::kList, RematScheduler::kDfs, RematScheduler::kPostorder};
+  const std::vector<RematScheduler> one = {kind};
+  ScheduleChoice choice;
+  TF_ASSIGN_OR_RETURN(
+      choice.made,
+      MakeSchedules(*module, kind == RematScheduler::kDefault ? all : one,
+                    size_fn, alias_info, frees));
+  const MadeSchedule* best = nullptr;
+  for (const MadeSchedule& made : choice.made) {
+    if (best == nullptr ||
+        made.heap_sim_peak_bytes < best->heap_sim_peak_bytes) {
+      best = &made;
+    }
+  }
+  if (best == nullptr) {
+    return absl::InternalError("rematerialization: no schedule was made");
+  }
+  choice.scheduler = std::string(SchedulerName(best->scheduler));
+  choice.heap_sim_peak_bytes = best->heap_sim_peak_bytes;
+  TF_RETURN_IF_ERROR(module->set_schedule(best->schedule));
+  return choice;
 }
 
 }  // namespace remat

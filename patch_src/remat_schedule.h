@@ -4,10 +4,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "xla/hlo/analysis/alias_info.h"
 #include "xla/hlo/ir/hlo_module.h"
+#include "xla/hlo/ir/hlo_schedule.h"
 #include "xla/service/remat/background_frees.h"
 #include "xla/service/remat/remat_options.h"
 #include "xla/service/remat/size_function.h"
@@ -15,18 +18,35 @@
 namespace xla {
 namespace remat {
 
-struct ScheduleChoice {
-  std::string scheduler;  // the one kept: "list", "DFS" or "postorder"
+// A schedule one of XLA's schedulers made of a module, and its peak by the
+// HeapSimulator's module-wide minimum (as HeapSimulatorPeak counts it).
+struct MadeSchedule {
+  RematScheduler scheduler;
+  HloSchedule schedule;
   int64_t heap_sim_peak_bytes = 0;
 };
 
+struct ScheduleChoice {
+  std::string scheduler;  // the one kept: "list", "DFS" or "postorder"
+  int64_t heap_sim_peak_bytes = 0;
+  // Every schedule made, the kept one too, in the order they were made.
+  std::vector<MadeSchedule> made;
+};
+
+// The schedule each of `schedulers` (list, DFS or postorder) makes of
+// `module`, which keeps its own. `alias_info` says which values the target
+// lets share a buffer (GPU: GpuAliasInfo); null means XLA's default
+// AliasInfo. The analyses the schedulers share are freed in `frees` when
+// given (0.09 s of DenseNet-121's CPU step), else before this returns.
+absl::StatusOr<std::vector<MadeSchedule>> MakeSchedules(
+    const HloModule& module, absl::Span<const RematScheduler> schedulers,
+    const SizeFunction& size_fn, const AliasInfo* alias_info = nullptr,
+    BackgroundFrees* frees = nullptr);
+
 // Replaces the module's schedule with the one `kind` produces; for kDefault
-// runs list, DFS and postorder and keeps the lowest HeapSimulator peak.
-// kGiven is the caller's to handle (it keeps the schedule).
-// `alias_info` says which values the target lets share a buffer (GPU:
-// GpuAliasInfo); null means XLA's default AliasInfo. The analyses the
-// schedulers share are freed in `frees` when given (0.09 s of DenseNet-121's
-// CPU step), else before this returns.
+// makes list, DFS and postorder's and keeps the lowest HeapSimulator peak
+// (the first of equals). kGiven is the caller's to handle (it keeps the
+// schedule). `alias_info` and `frees` as for MakeSchedules.
 absl::StatusOr<ScheduleChoice> RescheduleModule(
     HloModule* module, RematScheduler kind, const SizeFunction& size_fn,
     const AliasInfo* alias_info = nullptr, BackgroundFrees* frees = nullptr);
