@@ -754,13 +754,13 @@ class RematDriver {
     // The loop-stack rewrite changed the program the given schedule orders.
     if (report_.invariant_stacks_removed == 0 && given_schedule_.has_value()) {
       others.schedules.push_back(
-          {NameSchedule(*module_, *given_schedule_, "given"), std::nullopt});
+          {NameSchedule(*module_, *given_schedule_,
+                        std::string(SchedulerName(RematScheduler::kGiven))),
+           std::nullopt});
       given_schedule_.reset();
     }
     std::vector<RematScheduler> wanted;
-    for (RematScheduler scheduler :
-         {RematScheduler::kList, RematScheduler::kDfs,
-          RematScheduler::kPostorder}) {
+    for (RematScheduler scheduler : kMemorySchedulers) {
       if (!report_.rescheduled ||
           SchedulerName(scheduler) != report_.scheduler_chosen) {
         wanted.push_back(scheduler);

@@ -112,13 +112,14 @@ absl::StatusOr<ScheduleChoice> RescheduleModule(HloModule* module,
   if (kind == RematScheduler::kGiven) {
     return absl::InternalError("the given schedule is kept by the caller");
   }
-  const std::vector<RematScheduler> all = {
-      RematScheduler::kList, RematScheduler::kDfs, RematScheduler::kPostorder};
-  const std::vector<RematScheduler> one = {kind};
+  const RematScheduler one[] = {kind};
   ScheduleChoice choice;
   TF_ASSIGN_OR_RETURN(
       choice.made,
-      MakeSchedules(*module, kind == RematScheduler::kDefault ? all : one,
+      MakeSchedules(*module,
+                    kind == RematScheduler::kDefault
+                        ? absl::Span<const RematScheduler>(kMemorySchedulers)
+                        : absl::Span<const RematScheduler>(one),
                     size_fn, alias_info, frees));
   const MadeSchedule* best = nullptr;
   for (const MadeSchedule& made : choice.made) {

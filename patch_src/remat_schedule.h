@@ -18,6 +18,12 @@
 namespace xla {
 namespace remat {
 
+// The schedulers `default` tries, in the order tried (the first of equal
+// peaks is kept); the others' schedules are the other schedules a frontier
+// may span (other_schedules.h).
+inline constexpr RematScheduler kMemorySchedulers[] = {
+    RematScheduler::kList, RematScheduler::kDfs, RematScheduler::kPostorder};
+
 // A schedule one of XLA's schedulers made of a module, and its peak by the
 // HeapSimulator's module-wide minimum (as HeapSimulatorPeak counts it).
 struct MadeSchedule {
