@@ -56,22 +56,11 @@ bool ParseBit(absl::string_view word, bool& bit) {
   return true;
 }
 
-bool ParseChainsDropped(absl::string_view word, ChainsDropped& dropped) {
-  int number = 0;
-  if (!absl::SimpleAtoi(word, &number) || number < 0 ||
-      number > static_cast<int>(ChainsDropped::kCheaper)) {
-    return false;
-  }
-  dropped = static_cast<ChainsDropped>(number);
-  return true;
-}
-
 void AppendRecipe(const PlanRecipe& recipe, std::string& text) {
   // Numbers with every digit, so that they read back exactly.
-  absl::StrAppend(
-      &text, "recipe ", recipe.chains ? 1 : 0, " ", JsonNumber(recipe.cap), " ",
-      static_cast<int>(recipe.chains_dropped), " ", recipe.tracker_peak, " ",
-      JsonNumber(recipe.extra_flops), "\n");
+  absl::StrAppend(&text, "recipe ", recipe.chains ? 1 : 0, " ",
+                  JsonNumber(recipe.cap), " ", recipe.tracker_peak, " ",
+                  JsonNumber(recipe.extra_flops), "\n");
   for (const PlanStep& step : recipe.steps) {
     absl::StrAppend(&text, "step ", StepWord(step.kind), " ", step.target, " ",
                     step.chains ? 1 : 0, " ", JsonNumber(step.cap), " ",
@@ -84,11 +73,10 @@ void AppendRecipe(const PlanRecipe& recipe, std::string& text) {
 bool ParseRecipeLine(absl::string_view line, PlanRecipe& recipe) {
   const std::vector<absl::string_view> f =
       absl::StrSplit(line, ' ', absl::SkipEmpty());
-  return f.size() == 5 && ParseBit(f[0], recipe.chains) &&
+  return f.size() == 4 && ParseBit(f[0], recipe.chains) &&
          absl::SimpleAtod(f[1], &recipe.cap) &&
-         ParseChainsDropped(f[2], recipe.chains_dropped) &&
-         absl::SimpleAtoi(f[3], &recipe.tracker_peak) &&
-         absl::SimpleAtod(f[4], &recipe.extra_flops);
+         absl::SimpleAtoi(f[2], &recipe.tracker_peak) &&
+         absl::SimpleAtod(f[3], &recipe.extra_flops);
 }
 
 bool ParseStepLine(absl::string_view line, PlanStep& step) {

@@ -44,7 +44,6 @@ KnownFrontier Sample() {
   PlanRecipe recipe;
   recipe.chains = false;
   recipe.cap = 1.0 / 7.0;
-  recipe.chains_dropped = ChainsDropped::kWentLower;
   recipe.tracker_peak = 777;
   recipe.extra_flops = 2.0 / 3.0;
   recipe.steps.push_back({PlanStepKind::kPlan, 500, true, -1, false});

@@ -42,7 +42,6 @@ struct PlanRecipe {
   // The settings the search left, which the report reads.
   bool chains = true;
   double cap = -1;
-  ChainsDropped chains_dropped = ChainsDropped::kNo;
   // What the plan came to by the planner's own count: a replay that does
   // not come to the same is not the same plan.
   int64_t tracker_peak = 0;

@@ -223,8 +223,8 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
 
 absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   // The search asks again of a plan it kept in hand (the narrow-miss aim,
-  // the comparison without chains, the rule on FLOPs per byte, the take-back
-  // each judge the plan they were handed), and a judgement costs a
+  // the rule on FLOPs per byte, the take-back each judge the plan they were
+  // handed), and a judgement costs a
   // simulation of the whole module.
   if (judged_ && judged_revision_ == planner_.plan_revision()) {
     return judged_verdict_;
@@ -475,54 +475,6 @@ absl::StatusOr<PlanOutcome> PlanSearch::AimBelowTheGap(
   return kept;
 }
 
-absl::StatusOr<PlanOutcome> PlanSearch::CompareWithoutChains(
-    const PlanOutcome& best) {
-  const int64_t target = config_.target_bytes;
-  if (!chains_ || config_.keep_plan == nullptr || target <= 0) return best;
-  // A plan the judge refuses counts as the module unchanged.
-  auto judged_peak = [&](const PlanVerdict& verdict) {
-    return verdict.keep ? verdict.simulated_peak
-                        : std::numeric_limits<int64_t>::max();
-  };
-  // Missed by the tracker's count, met by the judge's: the tracker can count
-  // a buffer the simulator shares (concatenations on CPU). Met by the
-  // tracker's, missed by the judge's: the platform's figure adds what the
-  // tracker does not count (BufferAssigner's fragmentation).
-  const bool tracker_missed = best.peak > target;
-  TF_ASSIGN_OR_RETURN(const PlanVerdict with_chains, Judge());
-  const bool judged_within = MeetsBudget(with_chains, target);
-  const bool chains_meet = judged_within && planner_.has_moves();
-  const bool missed = tracker_missed || !judged_within;
-  if (!missed && !chains_meet) return best;
-  TF_RETURN_IF_ERROR(UseChains(false));
-  TF_ASSIGN_OR_RETURN(PlanOutcome single, BestPlan());
-  if (missed) {
-    // Compared as the chains' plan was made: aimed below a narrow miss.
-    TF_ASSIGN_OR_RETURN(single, AimBelowTheGap(single));
-    TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
-    if (judged_peak(without) < judged_peak(with_chains)) {
-      planner_.set_chains_dropped(ChainsDropped::kWentLower);
-      return single;
-    }
-  }
-  if (chains_meet) {
-    // Compared as it would be kept: without the moves its peak holds without.
-    TF_RETURN_IF_ERROR(
-        planner_.TakeBackUnneeded(single.target, /*recompute_only=*/false)
-            .status());
-    single.cost = planner_.kept_cost();
-    if (single.cost < best.cost) {
-      TF_ASSIGN_OR_RETURN(const PlanVerdict without, Judge());
-      if (MeetsBudget(without, target)) {
-        planner_.set_chains_dropped(ChainsDropped::kCheaper);
-        return single;
-      }
-    }
-  }
-  TF_RETURN_IF_ERROR(UseChains(true));
-  return Plan(best.target);
-}
-
 // Every move kept must be needed: take back those the planned peak (or the
 // budget) holds without. The tracker and the simulator can disagree on a move
 // (operand buffer reuse), so the simulator judges the plan without them: kept
@@ -595,7 +547,6 @@ absl::StatusOr<FrontierPoint> PlanSearch::PointInHand() {
 absl::StatusOr<PlanOutcome> SearchFor(PlanSearch& search) {
   TF_ASSIGN_OR_RETURN(PlanOutcome best, search.BestPlan());
   TF_ASSIGN_OR_RETURN(best, search.AimBelowTheGap(best));
-  TF_ASSIGN_OR_RETURN(best, search.CompareWithoutChains(best));
   return search.CompareWithOptimum(best);
 }
 

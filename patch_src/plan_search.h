@@ -1,7 +1,7 @@
 // The search for one budget on one planner (planner.h): the ladder of
 // targets when the budget is missed, the descents and aims below it, the
-// plan without chains beside the plan with them, the MILP's beside both
-// for `optimal`, and the judge's take-back of unneeded moves.
+// MILP's plan beside `path`'s for `optimal`, and the judge's take-back of
+// unneeded moves.
 #ifndef XLA_SERVICE_REMAT_PLAN_SEARCH_H_
 #define XLA_SERVICE_REMAT_PLAN_SEARCH_H_
 
@@ -83,13 +83,6 @@ class PlanSearch {
   // in hand is not said.
   absl::StatusOr<PlanOutcome> Challenge(const PlanOutcome& challenger,
                                         const PlanOutcome& incumbent);
-  // For `path`: `best` (the plan in hand) beside the plan of single
-  // recomputations, both judged by the platform's figure. When `best` misses
-  // the budget, the lower one is kept (chains save less where every value has
-  // one cheap producer). When `best` meets it, single recomputations are kept
-  // if they meet it too, trimmed of unneeded moves, for less recomputation
-  // (docs/measured.md has a case of each). Returns the plan left in hand.
-  absl::StatusOr<PlanOutcome> CompareWithoutChains(const PlanOutcome& best);
   // For `optimal`: `best` (`path`'s plan, in hand) beside the MILP's plan,
   // both judged by the platform's figure. The MILP's is kept when it meets
   // the budget for less recomputation, or where both miss it, goes lower;
@@ -203,18 +196,9 @@ class PlanSearch {
     return planner_.TakeBackOutOfLine(planner_.OutOfLineMoves()).status();
   }
 
-  // Plans from now on with chains or without; the plan in hand goes.
-  absl::Status UseChains(bool chains) {
-    TF_RETURN_IF_ERROR(planner_.RevertAll());
-    planner_.set_chains(chains);
-    chains_ = chains;
-    last_target_ = -1;  // no plan in hand
-    return absl::OkStatus();
-  }
-
   Planner& planner_;
   const PlannerConfig& config_;
-  bool chains_;  // config_.chains until CompareWithoutChains changes it
+  const bool chains_;  // config_.chains
   int64_t last_target_;
   bool solver_plan_ = false;  // the plan in hand is the MILP's
   // The plan kept took back its moves far out of line.

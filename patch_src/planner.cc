@@ -371,7 +371,7 @@ absl::Status Planner::TakeSteps(absl::Span<const PlanStep> steps) {
   for (const PlanStep& step : steps) {
     switch (step.kind) {
       case PlanStepKind::kPlan:
-        // Only a change of chains marks the scores stale, as UseChains did.
+        // Only a change of chains marks the scores stale.
         if (step.chains != state_.config().chains) set_chains(step.chains);
         set_max_extra_flops(step.cap);
         TF_RETURN_IF_ERROR(Plan(step.target).status());
@@ -426,7 +426,6 @@ absl::StatusOr<bool> Planner::Replay(const PlanRecipe& recipe,
   }
   if (recipe.chains != state_.config().chains) set_chains(recipe.chains);
   set_max_extra_flops(recipe.cap);
-  state_.result().chains_dropped = recipe.chains_dropped;
   if (tracker_peak() == recipe.tracker_peak &&
       kept_flops() == recipe.extra_flops) {
     return true;

@@ -103,7 +103,6 @@ class Planner {
     PlanRecipe recipe = recipe_;
     recipe.chains = state_.config().chains;
     recipe.cap = state_.config().max_extra_flops;
-    recipe.chains_dropped = state_.result().chains_dropped;
     recipe.tracker_peak = tracker_peak();
     recipe.extra_flops = kept_flops();
     return recipe;
@@ -141,9 +140,6 @@ class Planner {
   // the searches' ladders and descents come back to aims made before.
   absl::flat_hash_map<PlanKey, PlanOutcome>& known_outcomes() {
     return known_outcomes_;
-  }
-  void set_chains_dropped(ChainsDropped why) {
-    state_.result().chains_dropped = why;
   }
   void add_judge_seconds(double seconds) {
     ++state_.result().judgements;
@@ -198,7 +194,6 @@ class Planner {
     set_chains(config.chains);
     set_max_extra_flops(configured_max_extra_flops_);
     PlannerResult& result = state_.result();
-    result.chains_dropped = ChainsDropped::kNo;
     result.plan_rejected = false;
     result.rejection.clear();
     return absl::OkStatus();

@@ -181,16 +181,6 @@ enum class FrontierSource {
   kKnownStale,
 };
 
-enum class ChainsDropped {
-  kNo,
-  // The budget was missed, and single recomputations went lower by the
-  // platform's figure.
-  kWentLower,
-  // Both plans met the budget by the platform's figure; single
-  // recomputations spent less.
-  kCheaper,
-};
-
 struct PlannerResult {
   int recomputed = 0;  // clones in the result
   int compressed = 0;  // values kept compact in the result
@@ -220,9 +210,6 @@ struct PlannerResult {
   int sweeps_rescored = 0;
   double judge_seconds = 0;  // in keep_plan
   int judgements = 0;        // calls of keep_plan
-  // Whether `path` kept the plan of single recomputations instead of its
-  // chains, and why.
-  ChainsDropped chains_dropped = ChainsDropped::kNo;
   OptimalResult optimal;
   // The frontier search's points, in the order of its aims, and the one
   // chosen (nullopt: none); empty without PlannerConfig::frontier.

@@ -888,15 +888,6 @@ class RematDriver {
          result.optimal.outcome != OptimalOutcome::kSolverPlanKept)) {
       report_.AddNote(
           absl::StrCat(result.articulation_points, " articulation points"));
-      if (result.chains_dropped == ChainsDropped::kWentLower) {
-        report_.AddNote(
-            "budget missed with chains; single recomputations went lower "
-            "and are kept");
-      } else if (result.chains_dropped == ChainsDropped::kCheaper) {
-        report_.AddNote(
-            "single recomputations met the budget for less recomputation "
-            "than chains and are kept");
-      }
     }
     if (result.plan_rejected) {
       report_.AddNote(absl::StrCat(result.rejection, ": plan taken back"));

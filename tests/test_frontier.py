@@ -170,8 +170,8 @@ def test_the_frontier_file_is_the_reports_and_the_lookup_agrees(step: Path, tmp_
 def test_optimal_without_a_solver_plan_is_paths_plan(tmp_path: Path):
     """Where `optimal`'s solver has no plan, the frontier's chosen plan stands
     as `path` made it. The mixed-bf16 decoder at 0.5x is a step where it was
-    made again as one plan at its aim instead (no comparison without chains,
-    no trim): same peak, +18.7% FLOPs against `path`'s +16.2%."""
+    made again as one plan at its aim instead (no trim): same peak, +18.7%
+    FLOPs against `path`'s +16.2%."""
     step = produce_hlo(ModelSpec.parse("decoder_bf16", batch_size=16)) / "step.hlo"
     path = _run(step, "0.5", tmp_path / "path")
     flags = [*RematFlags("0.5x", "optimal", optimal_seconds=0.001).args()]
