@@ -224,8 +224,7 @@ absl::StatusOr<PlanOutcome> PlanSearch::CompareWithOptimum(
 absl::StatusOr<PlanVerdict> PlanSearch::Judge() {
   // The search asks again of a plan it kept in hand (the narrow-miss aim,
   // the rule on FLOPs per byte, the take-back each judge the plan they were
-  // handed), and a judgement costs a
-  // simulation of the whole module.
+  // handed), and a judgement costs a simulation of the whole module.
   if (judged_ && judged_revision_ == planner_.plan_revision()) {
     return judged_verdict_;
   }
