@@ -488,7 +488,7 @@ absl::StatusOr<bool> PlanSearch::TrimToNeededMoves(const PlanOutcome& best) {
   const int64_t peak = planner_.tracker_peak();
   bool trimmed_first = false;
   // The MILP's moves are what the model needs; `path`'s chains were undone.
-  const bool undone_already = chains_ || solver_plan_;
+  const bool undone_already = config_.chains || solver_plan_;
   if (!undone_already && target > 0 && peak <= target) {
     // The tracker sees the budget met: the trimmed plan is judged first,
     // and when the simulator sees it within the budget one judgement does.

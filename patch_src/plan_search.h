@@ -37,10 +37,7 @@ namespace remat {
 class PlanSearch {
  public:
   PlanSearch(Planner& planner, const PlannerConfig& config)
-      : planner_(planner),
-        config_(config),
-        chains_(config.chains),
-        last_target_(config.target_bytes) {}
+      : planner_(planner), config_(config), last_target_(config.target_bytes) {}
 
   // The lowest plan found, left in hand.
   absl::StatusOr<PlanOutcome> BestPlan();
@@ -136,7 +133,7 @@ class PlanSearch {
   }
   // The sweep from no moves at `aim` with the chains and cap in force.
   PlanKey SweepAt(int64_t aim) const {
-    return PlanKey{aim, chains_, planner_.max_extra_flops()};
+    return PlanKey{aim, config_.chains, planner_.max_extra_flops()};
   }
   // The plan in hand, made for `target`, at `peak`.
   PlanOutcome InHand(int64_t target, int64_t peak) const {
@@ -198,7 +195,6 @@ class PlanSearch {
 
   Planner& planner_;
   const PlannerConfig& config_;
-  const bool chains_;  // config_.chains
   int64_t last_target_;
   bool solver_plan_ = false;  // the plan in hand is the MILP's
   // The plan kept took back its moves far out of line.
