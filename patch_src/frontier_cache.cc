@@ -29,7 +29,7 @@ namespace remat {
 namespace {
 
 // The first line of every frontier file; a change of the format changes it.
-constexpr absl::string_view kMagic = "hlo-remat frontier 3";
+constexpr absl::string_view kMagic = "hlo-remat frontier 4";
 
 absl::Status BadLine(absl::string_view where, int line_number,
                      absl::string_view why) {
@@ -94,10 +94,12 @@ bool ParseStepLine(absl::string_view line, PlanStep& step) {
 bool ParsePointLine(absl::string_view line, FrontierPoint& point) {
   const std::vector<absl::string_view> f =
       absl::StrSplit(line, ' ', absl::SkipEmpty());
-  return f.size() == 5 && absl::SimpleAtoi(f[0], &point.aim_bytes) &&
+  return f.size() == 6 && absl::SimpleAtoi(f[0], &point.aim_bytes) &&
          absl::SimpleAtoi(f[1], &point.peak_bytes) &&
          absl::SimpleAtod(f[2], &point.extra_flops) &&
-         ParseBit(f[3], point.kept) && absl::SimpleAtod(f[4], &point.cap_flops);
+         ParseBit(f[3], point.kept) &&
+         absl::SimpleAtod(f[4], &point.cap_flops) &&
+         ParseBit(f[5], point.chains);
 }
 
 }  // namespace
@@ -122,7 +124,8 @@ std::string FrontierFileText(const KnownFrontier& frontier,
     const FrontierPoint& point = frontier.points[i];
     absl::StrAppend(&text, "point ", point.aim_bytes, " ", point.peak_bytes,
                     " ", JsonNumber(point.extra_flops), " ", point.kept ? 1 : 0,
-                    " ", JsonNumber(point.cap_flops), "\n");
+                    " ", JsonNumber(point.cap_flops), " ", point.chains ? 1 : 0,
+                    "\n");
     if (i < frontier.recipes.size() && frontier.recipes[i].has_value()) {
       AppendRecipe(*frontier.recipes[i], text);
     }
@@ -154,7 +157,8 @@ absl::StatusOr<std::optional<KnownFrontier>> ParseFrontierFile(
       FrontierPoint point;
       if (!ParsePointLine(line, point)) {
         return BadLine(where, line_number,
-                       "point AIM PEAK FLOPS KEPT CAP, KEPT 0 or 1");
+                       "point AIM PEAK FLOPS KEPT CAP CHAINS, KEPT and "
+                       "CHAINS 0 or 1");
       }
       frontier.points.push_back(point);
       frontier.recipes.emplace_back();
@@ -163,8 +167,7 @@ absl::StatusOr<std::optional<KnownFrontier>> ParseFrontierFile(
       if (frontier.points.empty() || frontier.recipes.back().has_value() ||
           !ParseRecipeLine(line, recipe)) {
         return BadLine(where, line_number,
-                       "recipe CHAINS CAP DROPPED PEAK FLOPS, once after its "
-                       "point");
+                       "recipe CHAINS CAP PEAK FLOPS, once after its point");
       }
       frontier.recipes.back() = std::move(recipe);
     } else if (absl::ConsumePrefix(&line, "step ")) {

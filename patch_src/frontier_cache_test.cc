@@ -41,6 +41,9 @@ KnownFrontier Sample() {
   // A plan between two others: the cap it was made under.
   frontier.points.back().cap_flops = 2.0 / 9.0;
   frontier.points.push_back({250, 1000, 0, false});
+  // `path`'s single recomputations at the floor aim.
+  frontier.points.push_back({250, 600, 5.0, true});
+  frontier.points.back().chains = false;
   PlanRecipe recipe;
   recipe.chains = false;
   recipe.cap = 1.0 / 7.0;
@@ -51,7 +54,7 @@ KnownFrontier Sample() {
       {PlanStepKind::kTakeBackUnneeded, 480, false, -1, true});
   recipe.steps.push_back(
       {PlanStepKind::kTakeBackOutOfLine, 0, true, 0.5, false});
-  frontier.recipes = {std::nullopt, recipe, std::nullopt};
+  frontier.recipes = {std::nullopt, recipe, std::nullopt, std::nullopt};
   return frontier;
 }
 
@@ -72,6 +75,8 @@ TEST(FrontierFileTest, ReadsBackWhatItWrote) {
   EXPECT_EQ((*read)->points[0].extra_flops, 1.0 / 3.0);
   EXPECT_EQ((*read)->points[0].cap_flops, -1);
   EXPECT_EQ((*read)->points[1].cap_flops, 2.0 / 9.0);
+  EXPECT_TRUE((*read)->points[1].chains);
+  EXPECT_FALSE((*read)->points[3].chains);
   ASSERT_TRUE((*read)->recipes[1].has_value());
   EXPECT_EQ((*read)->recipes[1]->cap, 1.0 / 7.0);
   EXPECT_EQ((*read)->recipes[1]->steps.size(), 3);

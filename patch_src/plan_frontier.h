@@ -42,6 +42,9 @@ struct FrontierPoint {
   // moves' own FLOPs). Negative: the aim's whole search, under the
   // search's cap.
   double cap_flops = -1;
+  // False: for `path`, the plan of single recomputations at the floor aim
+  // (PlanUnchainedAt), where chains can stall above what it reaches.
+  bool chains = true;
 };
 
 // The aims of the frontier search: `shares` of `reference_bytes` (the

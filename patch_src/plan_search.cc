@@ -601,9 +601,31 @@ absl::StatusOr<AimedPlan> PlanCappedAt(Planner& planner,
   return aimed;
 }
 
+absl::StatusOr<std::optional<AimedPlan>> PlanUnchainedAt(
+    Planner& planner, const PlannerConfig& config, int64_t aim,
+    int64_t judged_within) {
+  PlannerConfig unchained = RungConfig(config, aim);
+  unchained.chains = false;
+  TF_RETURN_IF_ERROR(planner.StartSearch(unchained));
+  planner.ForgetSearches();
+  PlanSearch search(planner, unchained);
+  TF_ASSIGN_OR_RETURN(const PlanOutcome best, search.SweepFromNoMoves());
+  if (best.peak > judged_within) return std::nullopt;
+  TF_ASSIGN_OR_RETURN(AimedPlan aimed, KeepAsAimedPlan(planner, search, best));
+  aimed.point.chains = false;
+  return aimed;
+}
+
 absl::StatusOr<AimedPlan> PlanPointAgain(Planner& planner,
                                          const PlannerConfig& config,
                                          const FrontierPoint& point) {
+  if (!point.chains) {
+    // No bound on the tracker's peak: judged, never nullopt.
+    TF_ASSIGN_OR_RETURN(std::optional<AimedPlan> again,
+                        PlanUnchainedAt(planner, config, point.aim_bytes,
+                                        std::numeric_limits<int64_t>::max()));
+    return *std::move(again);
+  }
   if (point.cap_flops >= 0) {
     return PlanCappedAt(planner, config, point.aim_bytes, point.cap_flops);
   }

@@ -107,6 +107,8 @@ std::string FrontierPointsJson(const std::vector<FrontierPoint>& points,
     if (p.cap_flops >= 0) {
       absl::StrAppend(&out, ", \"cap_flops\": ", JsonNumber(p.cap_flops));
     }
+    // `path`'s plan of single recomputations (PlanUnchainedAt).
+    if (!p.chains) absl::StrAppend(&out, ", \"chains\": false");
     absl::StrAppend(&out, "}");
   }
   return out + "]";

@@ -240,6 +240,7 @@ def _frontier(args: argparse.Namespace, parser: argparse.ArgumentParser, console
                 if p.cap_flops is None
                 else f" (between neighbours, cap {f.extra_pct_of(p.cap_flops):.2f}%)"
             )
+            + ("" if p.chains else " (single recomputations)")
             + (" <- chosen" if i == f.chosen else "")
         )
     png = plot_frontier(run, args.out / "frontier.png", f"{args.module} ({args.device})")

@@ -40,6 +40,9 @@ class FrontierPoint:
     # moves' own FLOPs) its sweep was made under
     # (patch_src/frontier_points.cc, FillWideSteps); None for an aim's plan.
     cap_flops: float | None = None
+    # False: `path`'s plan of single recomputations at the floor aim
+    # (patch_src/plan_search.h, PlanUnchainedAt).
+    chains: bool = True
 
 
 @dataclass(frozen=True)

@@ -95,8 +95,8 @@ class RematReport:
     optimal: dict[str, Any] | None = None
     # The frontier search's points and the one the budget chose
     # ({"chosen": i or None, "points": [{aim_bytes, peak_bytes, extra_flops,
-    # kept, on_frontier, usable, and schedule or cap_flops where they
-    # apply}]}); None where the algorithm searches none.
+    # kept, on_frontier, usable, and schedule, cap_flops or chains where
+    # they apply}]}); None where the algorithm searches none.
     frontier: dict[str, Any] | None = None
     # Of plans_tried, sweeps made again from the moves the same sweep kept;
     # and sweeps made again in full (not in plans_tried) where another sweep
