@@ -54,7 +54,7 @@ constexpr int kRaisedAims = 2;
 constexpr int kFillsAtOnce = 2;
 // `path`'s plan of single recomputations at the floor aim is judged only
 // where the tracker puts it at most 1/kUnchainedCloseDivisor above the
-// chains' plan there (FloorAimPlans): the platform's figure and the
+// chains' plan there (PlanAim): the platform's figure and the
 // tracker's count differ by about that (alignment, buffers the platform
 // shares), so a plan further above by the tracker does not end lower by
 // the figure, and a judgement costs a buffer assignment of the whole
@@ -84,6 +84,23 @@ struct MadeFrontier {
     capped |= aimed.capped;
     points.push_back(aimed.point);
     plans.push_back(std::move(aimed));
+  }
+  // Whether `point` is a plan made already: the same figure, the same FLOPs.
+  bool MadeAlready(const FrontierPoint& point) const {
+    return absl::c_any_of(points, [&](const FrontierPoint& p) {
+      return p.kept && p.peak_bytes == point.peak_bytes &&
+             p.extra_flops == point.extra_flops;
+    });
+  }
+  // Adds `aimed` where it is kept and not a plan made already, and says
+  // whether it did; else only whether the cap stopped it counts.
+  bool AddNew(AimedPlan aimed) {
+    if (!aimed.point.kept || MadeAlready(aimed.point)) {
+      capped |= aimed.capped;
+      return false;
+    }
+    Add(std::move(aimed));
+    return true;
   }
   // The points an earlier compile made, with the recipes it kept: none is
   // this search's until MakeAgain makes it and finds it on its point.
@@ -175,14 +192,6 @@ absl::StatusOr<std::optional<AimedPlan>> MakeAgain(Planner& planner,
   return again;
 }
 
-// Whether `point` is a plan made already: the same figure, the same FLOPs.
-bool MadeAlready(const MadeFrontier& made, const FrontierPoint& point) {
-  return absl::c_any_of(made.points, [&](const FrontierPoint& p) {
-    return p.kept && p.peak_bytes == point.peak_bytes &&
-           p.extra_flops == point.extra_flops;
-  });
-}
-
 // Plans aimed above `aim` when no plan made so far (`made`) lies within it
 // and close to it: the planner's tracker counts apart buffers the platform
 // shares (an in-place fusion writing over its operand, ...), so a plan the
@@ -225,19 +234,11 @@ absl::Status RaiseOvershootingAim(Planner& planner, const PlannerConfig& config,
         within.aim_bytes +
         static_cast<int64_t>(bracket * std::clamp(share, 0.125, 0.875));
     TF_ASSIGN_OR_RETURN(AimedPlan aimed, PlanAimedAt(planner, config, next));
-    if (!aimed.point.kept) {
-      made.capped |= aimed.capped;
-      break;
-    }
     const FrontierPoint point = aimed.point;
-    // A plan made already: the bracket's aims map to it, so raises between
-    // the same ends land there again. (Whether the cap stopped it still
-    // counts, as for any plan made.)
-    if (MadeAlready(made, point)) {
-      made.capped |= aimed.capped;
-      break;
-    }
-    made.Add(std::move(aimed));
+    // A plan refused, or made already: the bracket's aims map to it, so
+    // raises between the same ends land there again. (Whether the cap
+    // stopped it still counts, as for any plan made.)
+    if (!made.AddNew(std::move(aimed))) break;
     if (point.peak_bytes <= aim) {
       within = point;
       highest = std::max(highest, point.peak_bytes);
@@ -368,9 +369,7 @@ absl::StatusOr<double> FillWideSteps(Planner& first, Planner* second,
     busy += SecondsSince(started) + beside_seconds;
     for (absl::StatusOr<AimedPlan>& plan : plans) {
       if (!plan.ok()) return plan.status();
-      if (plan->point.kept && !MadeAlready(made, plan->point)) {
-        made.Add(*std::move(plan));
-      }
+      made.AddNew(*std::move(plan));
     }
   }
   return busy;
@@ -378,7 +377,7 @@ absl::StatusOr<double> FillWideSteps(Planner& first, Planner* second,
 
 // What the frontier search makes for one aim: the aim's plan and, for
 // `path`'s floor aim, the plan of single recomputations where it is judged
-// (FloorAimPlans).
+// (PlanAim).
 struct AimPlans {
   AimedPlan aimed;
   std::optional<AimedPlan> unchained;
@@ -418,13 +417,7 @@ absl::Status AddAimsPlans(Planner& planner, const PlannerConfig& config,
   if (kept) {
     TF_RETURN_IF_ERROR(RaiseOvershootingAim(planner, config, aim, start, made));
   }
-  if (!plans.unchained.has_value()) return absl::OkStatus();
-  if (plans.unchained->point.kept &&
-      !MadeAlready(made, plans.unchained->point)) {
-    made.Add(*std::move(plans.unchained));
-  } else {
-    made.capped |= plans.unchained->capped;
-  }
+  if (plans.unchained.has_value()) made.AddNew(*std::move(plans.unchained));
   return absl::OkStatus();
 }
 
