@@ -395,13 +395,12 @@ absl::StatusOr<AimPlans> PlanAim(Planner& planner, const PlannerConfig& config,
   }
   // Where the chains' plan was refused, any plan of single recomputations is
   // judged.
-  const int64_t chained = plans.aimed.point.kept
-                              ? plans.aimed.recipe.tracker_peak
-                              : std::numeric_limits<int64_t>::max() / 2;
-  TF_ASSIGN_OR_RETURN(
-      plans.unchained,
-      PlanUnchainedAt(planner, config, aim,
-                      chained + chained / kUnchainedCloseDivisor));
+  const int64_t chained = plans.aimed.recipe.tracker_peak;
+  const int64_t judged_within = plans.aimed.point.kept
+                                    ? chained + chained / kUnchainedCloseDivisor
+                                    : std::numeric_limits<int64_t>::max();
+  TF_ASSIGN_OR_RETURN(plans.unchained,
+                      PlanUnchainedAt(planner, config, aim, judged_within));
   return plans;
 }
 

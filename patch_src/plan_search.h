@@ -242,10 +242,11 @@ absl::StatusOr<AimedPlan> PlanCappedAt(Planner& planner,
 // For `path` (`config.chains`): one sweep of single recomputations from no
 // moves at `aim`, without chains, and left in hand. At the floor aim, where
 // chains stall above the floor, single recomputations can end lower
-// (ResNet-50 for h100_sxm at batch 64: 0.660 of its figure at +16.1% where
-// chains end at 0.675 at +19.1%). Where the sweep's peak by the tracker is
-// at most `judged_within`, it is trimmed and judged as every aim's plan is,
-// its point saying it was made without chains; else nullopt (not judged).
+// (ResNet-50 for h100_sxm at batch 64: 0.660 of its figure at the pass's
+// hook, +16.1%, where chains end at 0.675 at +19.1%). Where the sweep's peak by
+// the tracker is at most `judged_within`, it is trimmed and judged as every
+// aim's plan is, its point saying it was made without chains; else nullopt (not
+// judged).
 absl::StatusOr<std::optional<AimedPlan>> PlanUnchainedAt(
     Planner& planner, const PlannerConfig& config, int64_t aim,
     int64_t judged_within);
