@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,6 +58,11 @@ class BoundResult:
     columns: int
     rows: int
     meaning: str
+    # Where the solve is optimal: what its solution runs again, by node name,
+    # the net count (runs again, less one where the node's own run is
+    # dropped); those counts times the nodes' FLOPs add up to `extra_flops`.
+    # The compass for a plan that spends more (bound_compass.py).
+    runs_again: dict[str, int] = field(default_factory=dict)
 
     @property
     def proven(self) -> bool:
@@ -191,6 +196,17 @@ class _BoundModel(MilpRows):
         ]
         return known or [None]
 
+    def runs_again(self, solution: np.ndarray) -> dict[str, int]:
+        """Net extra runs of each node in `solution` (the columns' values)."""
+        counts: dict[str, int] = {}
+        for i, node in enumerate(self.graph.nodes):
+            runs = sum(1 for column in self.rerun[i].values() if solution[column] > 0.5)
+            if self.dropped[i] >= 0 and solution[self.dropped[i]] > 0.5:
+                runs -= 1
+            if runs:
+                counts[node.name] = runs
+        return counts
+
     def interval(self, position: int) -> int:
         """Interval m covers the stages after checkpoint m-1 up to checkpoint m."""
         return bisect_left(self.checkpoints, position)
@@ -300,6 +316,7 @@ def solve_lower_bound(
     elif not infeasible and np.isfinite(info.mip_dual_bound):
         bound = float(info.mip_dual_bound)
     bound = max(bound, 0.0) if bound is not None else None
+    runs_again = model.runs_again(np.array(h.getSolution().col_value)) if optimal else {}
     if infeasible:
         meaning = "no recomputation plan on this schedule meets the budget by the platform's figure"
     elif optimal:
@@ -319,6 +336,7 @@ def solve_lower_bound(
         columns=n,
         rows=len(model.row_lower),
         meaning=meaning,
+        runs_again=runs_again,
     )
 
 

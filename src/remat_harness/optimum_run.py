@@ -30,6 +30,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from remat_harness.bound_compass import compare_runs, compass_text
 from remat_harness.engine import RematFlags, run_hlo_remat
 from remat_harness.gpu import before_optimizations, gpu_flags
 from remat_harness.hlo_dump import ModelSpec, produce_hlo
@@ -100,6 +101,10 @@ def optimum_at_reached(
     return result, extra, (extra - fraction) if fraction is not None else None
 
 
+# Differences between a plan's runs and the bound's kept in a record.
+COMPASS_ROWS = 12
+
+
 def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
     hlo = resolve_module(plan.module, plan.platform)
     plan.out_dir.mkdir(parents=True, exist_ok=True)
@@ -136,6 +141,12 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
                 graph, report, plan.depth, plan.time_limit_s
             )
             reached = report.peak_after_bytes
+            # What the plan runs again that the bound's solution does not.
+            beyond_bound = (
+                compare_runs(graph, least_any_plan, report.decisions)[:COMPASS_ROWS]
+                if least_any_plan
+                else []
+            )
             records.append(
                 {
                     "module": graph.module,
@@ -157,6 +168,7 @@ def run_optimum(plan: OptimumPlan, console: Console) -> list[dict]:
                     "optimum_at_reached": at_reached.as_dict(),
                     "least_any_plan": least_any_plan.as_dict() if least_any_plan else None,
                     "gap_to_optimum": gap,
+                    "beyond_bound": [d.as_dict() for d in beyond_bound],
                 }
             )
             console.print(_line(records[-1]), soft_wrap=True)
@@ -219,7 +231,8 @@ def _line(record: dict) -> str:
         f"{_percent(record['extra_flops_fraction'])} FLOPs; optimum at the budget "
         f"{solve_text(record['optimum_flops'])}, at the same planner peak "
         f"{solve_text(record['optimum_at_reached'])}; any plan at the budget "
-        f"{bound_text(record.get('least_any_plan'))}"
+        f"{bound_text(record.get('least_any_plan'))}; runs again, plan/bound: "
+        f"{compass_text(record.get('beyond_bound', []))}"
     )
 
 
