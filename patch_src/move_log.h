@@ -41,7 +41,8 @@ struct AppliedMove {
     std::vector<Use> uses;
     bool dead;
   };
-  // The value moved, then the companions recomputed with it.
+  // The value moved, then the companions recomputed with it and the
+  // siblings its clone serves.
   std::vector<MovedValue> moved;
   std::vector<int> new_values;
   std::vector<int> operand_values;  // values given a use by a new instruction

@@ -56,6 +56,7 @@ int AddFrees(const PlannerState& state, const Candidate& candidate, int slot,
   };
   add(candidate.value);
   for (int companion : candidate.companions) add(companion);
+  for (int sibling : candidate.siblings) add(sibling);
   return last_def;
 }
 
@@ -100,7 +101,7 @@ bool MoveSurelyRaisesPeak(const PlannerState& state, const Candidate& candidate,
     return false;
   }
   std::vector<ProfileStep> steps;
-  std::vector<int> moved_buffers;  // the value's and its companions'
+  std::vector<int> moved_buffers;  // the value's, companions', siblings'
   const int last_def = AddFrees(state, candidate, slot, moved_buffers, steps);
   AddHolds(state, candidate, moved_buffers, steps);
   // After every moved value's definition and before the clones' slot (where

@@ -189,6 +189,38 @@ absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
   return PlacedClone{provider, fresh_index};
 }
 
+// Element `sibling` of the multi-output producer `clone` rebuilds (placed at
+// `late_slot` for another element): re-extracted from the clone, as a new
+// value read nowhere yet.
+PlacedClone ServeSibling(PlannerState& state, int sibling,
+                         HloInstruction* clone, int late_slot) {
+  const Value original = state.values()[sibling];  // copy: the table grows
+  LivenessModel& liveness = state.liveness();
+  const int64_t size = liveness.Size(original.buffer);
+  HloInstruction* element = state.computation()->AddInstruction(
+      HloInstruction::CreateGetTupleElement(
+          clone->shape().tuple_shapes(original.tuple_index), clone,
+          original.tuple_index),
+      absl::StrCat(original.origin->name(), ".remat"));
+  state.Place(element, late_slot);
+  const int buffer =
+      liveness.AddBuffer(size, late_slot, late_slot, /*live_to_end=*/false);
+  liveness.AddMemory(late_slot, late_slot, size);
+  state.SetBuffersOf(element, {buffer});
+  Value fresh;
+  fresh.instruction = element;
+  fresh.producer = clone;
+  fresh.tuple_index = original.tuple_index;
+  fresh.transient = original.transient;
+  fresh.origin = original.origin;
+  fresh.buffer = buffer;
+  fresh.def = late_slot;
+  fresh.generation = original.generation + 1;
+  fresh.cost = original.cost;
+  fresh.flops = original.flops;
+  return PlacedClone{element, RegisterValue(state, std::move(fresh), element)};
+}
+
 // A copy PlaceCopy placed, and the buffer it defines.
 struct PlacedCopy {
   HloInstruction* copy;
@@ -311,10 +343,21 @@ void CountChainTransient(PlannerState& state, const std::vector<int>& fresh,
   auto size_of = [&](int i) {
     return state.liveness().Size(values[fresh[i]].buffer);
   };
+  // Elements of one clone served apart (siblings) are values of their own
+  // here, not its transient.
+  std::vector<int64_t> transient(count);
+  for (int i = 0; i < count; ++i) {
+    transient[i] = values[fresh[i]].transient;
+    for (int j = 0; j < count; ++j) {
+      if (j != i && values[fresh[j]].producer == values[fresh[i]].producer) {
+        transient[i] -= size_of(j);
+      }
+    }
+  }
   int64_t live = 0, peak = 0, intermediates = 0;
   for (int i = 0; i < count; ++i) {
     live += size_of(i);
-    peak = std::max(peak, live + values[fresh[i]].transient);
+    peak = std::max(peak, live + std::max<int64_t>(0, transient[i]));
     for (int j = 0; j < i; ++j) {
       if (last_reader[j] == i) live -= size_of(j);
     }
@@ -584,9 +627,19 @@ absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
     fresh_values.push_back(placed.value);
     transient |= state.values()[placed.value].transient > 0;
   }
+  std::vector<PlacedClone> siblings;
+  for (int sibling : candidate.siblings) {
+    const Value& found = state.values()[sibling];
+    move.moved.push_back({sibling, found.uses, found.dead});
+    state.liveness().Touch(found.buffer);
+    siblings.push_back(ServeSibling(
+        state, sibling, state.values()[root.value].producer, late_slot));
+    fresh_values.push_back(siblings.back().value);
+  }
   if (fresh_values.size() > 1 || transient) {
-    CountChainTransient(state, fresh_values,
-                        1 + static_cast<int>(companions.size()), late_slot);
+    CountChainTransient(
+        state, fresh_values,
+        1 + static_cast<int>(companions.size() + siblings.size()), late_slot);
   }
   TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, root.provider,
                                       root.value, slot, late_slot));
@@ -594,6 +647,11 @@ absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
     TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.companions[i],
                                         companions[i].provider,
                                         companions[i].value, slot, late_slot));
+  }
+  for (size_t i = 0; i < siblings.size(); ++i) {
+    TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.siblings[i],
+                                        siblings[i].provider, siblings[i].value,
+                                        slot, late_slot));
   }
   move.clones = static_cast<int>(candidate.chain.size() + companions.size());
   state.result().recomputed += move.clones;

@@ -237,6 +237,80 @@ TEST_F(CompanionTest, RevertMoveGivesTheCompanionItsUsesBack) {
   EXPECT_EQ(state_->values()[Index("k")].uses.size(), 1);
 }
 
+// `u` and `v`, the two outputs of one fusion, both read late (at g and r).
+constexpr absl::string_view kTwoOutputs = R"(
+HloModule two_outputs, is_scheduled=true
+fused_pair {
+  x = f32[256,256]{1,0} parameter(0)
+  ex = f32[256,256]{1,0} exponential(x)
+  th = f32[256,256]{1,0} tanh(x)
+  ROOT pair = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(ex, th)
+}
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  f = (f32[256,256]{1,0}, f32[256,256]{1,0}) fusion(p), kind=kLoop, calls=fused_pair
+  u = f32[256,256]{1,0} get-tuple-element(f), index=0
+  v = f32[256,256]{1,0} get-tuple-element(f), index=1
+  b = f32[256,256]{1,0} add(u, v)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} tanh(c)
+  g = f32[256,256]{1,0} add(d, u)
+  ROOT r = f32[256,256]{1,0} add(g, v)
+})";
+
+// The recomputation of `u` scored at `kAt` on kTwoOutputs.
+class SiblingTest : public PlannerStateTest {
+ protected:
+  static constexpr int kAt = 5;  // c: u and v are held for g and r
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(Build(kTwoOutputs, /*chains=*/false, kAt));
+    ASSERT_NO_FATAL_FAILURE(
+        ScoreRecompute(Index("u"), kAt, /*chains=*/false, candidate_));
+  }
+
+  Candidate candidate_;
+};
+
+TEST_F(SiblingTest, TheOtherOutputComesForNoFlops) {
+  ASSERT_EQ(candidate_.siblings.size(), 1);
+  EXPECT_EQ(candidate_.siblings[0], Index("v"));
+  EXPECT_EQ(candidate_.gain, 2 * kSquareValueBytes);
+  EXPECT_DOUBLE_EQ(candidate_.flops, state_->values()[Index("u")].flops);
+}
+
+TEST_F(SiblingTest, OneCloneServesBothOutputs) {
+  const int64_t before = state_->liveness().At(kAt);
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  EXPECT_EQ(before - state_->liveness().At(kAt), 2 * kSquareValueBytes);
+  const HloInstruction* for_g = nullptr;
+  const HloInstruction* for_r = nullptr;
+  EXPECT_THAT(
+      Named("g"),
+      GmockMatch(m::Add(m::Op(), m::GetTupleElement(m::Fusion(&for_g), 0))));
+  EXPECT_THAT(
+      module_->entry_computation()->root_instruction(),
+      GmockMatch(m::Add(m::Op(), m::GetTupleElement(m::Fusion(&for_r), 1))));
+  EXPECT_NE(for_g, Named("f"));
+  EXPECT_EQ(for_g, for_r);
+  absl::StatusOr<PlannerResult> result = Materialize(*state_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->recomputed, 1);
+  EXPECT_TRUE(module_->schedule().Verify().ok());
+}
+
+TEST_F(SiblingTest, RevertMoveGivesTheSiblingItsUseBack) {
+  const HloInstruction* v = Named("v");
+  const int64_t before = state_->liveness().Max();
+  ASSERT_TRUE(ApplyMove(*state_, candidate_, kAt).ok());
+  EXPECT_EQ(v->user_count(), 1);  // b only
+  ASSERT_TRUE(RevertMove(*state_, /*move_index=*/0).ok());
+  EXPECT_EQ(state_->liveness().Max(), before);
+  EXPECT_EQ(v->user_count(), 2);
+  EXPECT_FALSE(state_->values()[Index("v")].dead);
+  EXPECT_EQ(state_->values()[Index("v")].uses.size(), 2);
+}
+
 }  // namespace
 }  // namespace remat
 }  // namespace xla

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "xla/hlo/ir/hlo_instruction.h"
+#include "xla/hlo/ir/hlo_opcode.h"
 #include "xla/service/remat/compact_layout.h"
 #include "xla/service/remat/planner_liveness.h"
 #include "xla/service/remat/planner_values.h"
@@ -251,6 +252,37 @@ void AddCompanions(const PlannerState& state, int index, int slot,
   }
 }
 
+// The other elements of `index`'s multi-output producer held across `slot`
+// and first read again at the recomputation's slot or later: the clone that
+// rebuilds `index` makes them too (its transient otherwise), so it serves
+// them for no FLOPs more (the two outputs of a GPU activation fusion, both
+// read in the backward pass). Each is added to `out`'s siblings.
+void AddSiblings(const PlannerState& state, int index, int slot, Candidate& out,
+                 int& horizon, ScoreReads& reads) {
+  const ValueTable& values = state.values();
+  const Value& value = values[index];
+  if (value.tuple_index < 0) return;
+  absl::flat_hash_set<int> considered = {index};
+  for (const HloInstruction* user : value.producer->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) continue;
+    const int sibling = values.IndexOf(user);
+    if (sibling < 0 || !considered.insert(sibling).second) continue;
+    const Value& found = values[sibling];
+    if (found.producer != value.producer || found.instruction != user ||
+        found.tuple_index == value.tuple_index) {
+      continue;
+    }
+    int first_late = 0;
+    // As for companions: the score lasts only while what decided it holds.
+    if (!Movable(state, sibling, slot, first_late, horizon, reads) ||
+        first_late < out.first_late) {
+      continue;
+    }
+    out.siblings.push_back(sibling);
+    out.gain += state.liveness().Size(found.buffer);
+  }
+}
+
 }  // namespace
 
 HloInstruction* ChooseOperand(const PlannerState& state,
@@ -340,6 +372,7 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
   }
   out.chain = std::move(chain);
   if (chains) AddCompanions(state, index, slot, out, horizon, reads);
+  AddSiblings(state, index, slot, out, horizon, reads);
   return true;
 }
 

@@ -59,6 +59,9 @@ struct Candidate {
   // Recompute: other values cloned at first_late after `value`, reading the
   // chain's clones (AddCompanions).
   std::vector<int> companions;
+  // Recompute: the other elements of `value`'s multi-output producer that
+  // the same clone serves (AddSiblings): freed for no FLOPs more.
+  std::vector<int> siblings;
   // Compress: where the compact copy goes and its shape.
   int compress_slot = 0;
   std::optional<Shape> compact;

@@ -24,8 +24,8 @@ bool ValueRenaming::RenameIndex(int& index) const {
 
 bool ValueRenaming::Rename(Candidate& candidate) const {
   if (!RenameIndex(candidate.value)) return false;
-  for (std::vector<int>* list :
-       {&candidate.chain, &candidate.reads_placed, &candidate.companions}) {
+  for (std::vector<int>* list : {&candidate.chain, &candidate.reads_placed,
+                                 &candidate.companions, &candidate.siblings}) {
     for (int& index : *list) {
       if (!RenameIndex(index)) return false;
     }
@@ -62,7 +62,8 @@ bool Applicable(const PlannerState& state, const Candidate& candidate,
   };
   return live(candidate.value) && absl::c_all_of(candidate.chain, live) &&
          absl::c_all_of(candidate.reads_placed, live) &&
-         absl::c_all_of(candidate.companions, live);
+         absl::c_all_of(candidate.companions, live) &&
+         absl::c_all_of(candidate.siblings, live);
 }
 
 }  // namespace
