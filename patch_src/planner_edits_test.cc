@@ -258,13 +258,14 @@ ENTRY main {
   ROOT r = f32[256,256]{1,0} add(g, v)
 })";
 
-// The recomputation of `u` scored at `kAt` on kTwoOutputs.
+// The recomputation of `u` scored at `kAt` on kTwoOutputs, for `path`
+// (chains on; the move itself is a single recomputation).
 class SiblingTest : public PlannerStateTest {
  protected:
   static constexpr int kAt = 5;  // c: u and v are held for g and r
 
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(Build(kTwoOutputs, /*chains=*/false, kAt));
+    ASSERT_NO_FATAL_FAILURE(Build(kTwoOutputs, /*chains=*/true, kAt));
     ASSERT_NO_FATAL_FAILURE(
         ScoreRecompute(Index("u"), kAt, /*chains=*/false, candidate_));
   }
@@ -297,6 +298,15 @@ TEST_F(SiblingTest, OneCloneServesBothOutputs) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->recomputed, 1);
   EXPECT_TRUE(module_->schedule().Verify().ok());
+}
+
+TEST_F(SiblingTest, StandardClonesOneElementAMove) {
+  ASSERT_NO_FATAL_FAILURE(Build(kTwoOutputs, /*chains=*/false, kAt));
+  Candidate plain;
+  ASSERT_NO_FATAL_FAILURE(
+      ScoreRecompute(Index("u"), kAt, /*chains=*/false, plain));
+  EXPECT_TRUE(plain.siblings.empty());
+  EXPECT_EQ(plain.gain, kSquareValueBytes);
 }
 
 TEST_F(SiblingTest, RevertMoveGivesTheSiblingItsUseBack) {
