@@ -259,13 +259,14 @@ ENTRY main {
 })";
 
 // The recomputation of `u` scored at `kAt` on kTwoOutputs, for `path`
-// (chains on; the move itself is a single recomputation).
+// (siblings on; the move itself is a single recomputation).
 class SiblingTest : public PlannerStateTest {
  protected:
   static constexpr int kAt = 5;  // c: u and v are held for g and r
 
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(Build(kTwoOutputs, /*chains=*/true, kAt));
+    ASSERT_NO_FATAL_FAILURE(
+        Build(kTwoOutputs, /*chains=*/true, kAt, /*siblings=*/true));
     ASSERT_NO_FATAL_FAILURE(
         ScoreRecompute(Index("u"), kAt, /*chains=*/false, candidate_));
   }

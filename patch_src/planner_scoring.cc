@@ -257,8 +257,8 @@ void AddCompanions(const PlannerState& state, int index, int slot,
 // rebuilds `index` makes them too (its transient otherwise), so it serves
 // them for no FLOPs more (the two outputs of a GPU activation fusion, both
 // read in the backward pass). Each is added to `out`'s siblings. For `path`
-// (chains) only: on the zoo it moved `standard`'s lowest plan for VGG16 on
-// h100_sxm from 0.784 to 0.800 of its figure.
+// only (PlannerConfig::siblings): on the zoo it moved `standard`'s lowest
+// plan for VGG16 on h100_sxm from 0.784 to 0.800 of its figure.
 void AddSiblings(const PlannerState& state, int index, int slot, Candidate& out,
                  int& horizon, ScoreReads& reads) {
   const ValueTable& values = state.values();
@@ -375,7 +375,7 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
   out.chain = std::move(chain);
   if (chains) AddCompanions(state, index, slot, out, horizon, reads);
   // `path`'s moves, single or chained; `standard` clones one value a move.
-  if (state.config().chains) {
+  if (state.config().siblings) {
     AddSiblings(state, index, slot, out, horizon, reads);
   }
   return true;

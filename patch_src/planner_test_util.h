@@ -24,7 +24,8 @@ namespace remat {
 // active.
 class PlannerStateTest : public RematHloTest {
  protected:
-  void Build(absl::string_view hlo, bool chains, int at) {
+  void Build(absl::string_view hlo, bool chains, int at,
+             bool siblings = false) {
     ASSERT_NO_FATAL_FAILURE(ParseModule(hlo));
     absl::StatusOr<std::unique_ptr<RematCostAnalysis>> costs =
         AnalyzeCosts(*module_, PlainBytes);
@@ -33,6 +34,7 @@ class PlannerStateTest : public RematHloTest {
     PlannerConfig config;
     config.target_bytes = 1;
     config.chains = chains;
+    config.siblings = siblings;
     state_ = std::make_unique<PlannerState>(module_.get(),
                                             module_->entry_computation(),
                                             config, PlainBytes, *costs_);

@@ -113,6 +113,10 @@ struct PlannerConfig {
   bool compress = false;
   // `path`: chains of recomputation, then undo.
   bool chains = false;
+  // `path`: a clone of a multi-output producer also serves the other
+  // elements read late (Candidate::siblings), in its sweeps without chains
+  // too.
+  bool siblings = false;
   // Instructions in one chain, the value included.
   int max_chain_length = 8;
   // FLOPs the kept moves may add in all (cost_model.h's RecomputeFlops);

@@ -84,6 +84,7 @@ PlannerConfig PlannerConfigFor(const RematOptions& options) {
   config.compress =
       a == RematAlgorithm::kCompress || a == RematAlgorithm::kStandardCompress;
   config.chains = a == RematAlgorithm::kPath || a == RematAlgorithm::kOptimal;
+  config.siblings = a == RematAlgorithm::kPath;
   config.judging_copy = options.judging_copy;
   config.check_peak_bound = options.check_peak_bound;
   if (a == RematAlgorithm::kOptimal) {
