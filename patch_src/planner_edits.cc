@@ -138,26 +138,12 @@ absl::Status ReadOperand(PlannerState& state, HloInstruction* clone,
   return absl::OkStatus();
 }
 
-// Clones value `index` at `late_slot`, reading the clones of `chain` where it
-// reads their originals.
-absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
-                                       int late_slot, const CloneMap& chain,
-                                       const CloneMap& placed) {
-  const Value original = state.values()[index];  // copy: the table grows
-  LivenessModel& liveness = state.liveness();
-  const int64_t size = liveness.Size(original.buffer);
-  HloInstruction* clone = state.computation()->AddInstruction(
-      state.recycler().Clone(*original.producer, state.module(), "remat"));
-  for (HloInstruction* predecessor :
-       original.producer->control_predecessors()) {
-    TF_RETURN_IF_ERROR(predecessor->AddControlDependencyTo(clone));
-  }
-  const int buffer =
-      liveness.AddBuffer(size, late_slot, late_slot, /*live_to_end=*/false);
-  liveness.AddMemory(late_slot, late_slot, size);
-  state.Place(clone, late_slot);
-  // An element is re-extracted from the clone; its other outputs are only
-  // the clone's transient (CountChainTransient).
+// The value `original` gets from `clone`, placed at `late_slot`: the clone
+// itself, or its element re-extracted (the clone's other outputs are its
+// transient, CountChainTransient, unless served as siblings). A new value of
+// the current move, read nowhere yet.
+PlacedClone ProvideFromClone(PlannerState& state, const Value& original,
+                             HloInstruction* clone, int late_slot) {
   HloInstruction* provider = clone;
   if (original.tuple_index >= 0) {
     provider = state.computation()->AddInstruction(
@@ -167,6 +153,11 @@ absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
         absl::StrCat(original.origin->name(), ".remat"));
     state.Place(provider, late_slot);
   }
+  LivenessModel& liveness = state.liveness();
+  const int64_t size = liveness.Size(original.buffer);
+  const int buffer =
+      liveness.AddBuffer(size, late_slot, late_slot, /*live_to_end=*/false);
+  liveness.AddMemory(late_slot, late_slot, size);
   state.SetBuffersOf(provider, {buffer});
   Value fresh;
   fresh.instruction = provider;
@@ -179,46 +170,32 @@ absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
   fresh.generation = original.generation + 1;
   fresh.cost = original.cost;
   fresh.flops = original.flops;
-  const int fresh_index = RegisterValue(state, std::move(fresh), provider);
+  return PlacedClone{provider,
+                     RegisterValue(state, std::move(fresh), provider)};
+}
+
+// Clones value `index` at `late_slot`, reading the clones of `chain` where it
+// reads their originals.
+absl::StatusOr<PlacedClone> PlaceClone(PlannerState& state, int index,
+                                       int late_slot, const CloneMap& chain,
+                                       const CloneMap& placed) {
+  const Value original = state.values()[index];  // copy: the table grows
+  HloInstruction* clone = state.computation()->AddInstruction(
+      state.recycler().Clone(*original.producer, state.module(), "remat"));
+  for (HloInstruction* predecessor :
+       original.producer->control_predecessors()) {
+    TF_RETURN_IF_ERROR(predecessor->AddControlDependencyTo(clone));
+  }
+  state.Place(clone, late_slot);
+  const PlacedClone provided =
+      ProvideFromClone(state, original, clone, late_slot);
   for (int64_t operand_no = 0; operand_no < clone->operand_count();
        ++operand_no) {
     TF_RETURN_IF_ERROR(
         ReadOperand(state, clone, operand_no, late_slot, chain, placed));
   }
   state.moves().Pin(clone, state.sweep_slot());
-  return PlacedClone{provider, fresh_index};
-}
-
-// Element `sibling` of the multi-output producer `clone` rebuilds (placed at
-// `late_slot` for another element): re-extracted from the clone, as a new
-// value read nowhere yet.
-PlacedClone ServeSibling(PlannerState& state, int sibling,
-                         HloInstruction* clone, int late_slot) {
-  const Value original = state.values()[sibling];  // copy: the table grows
-  LivenessModel& liveness = state.liveness();
-  const int64_t size = liveness.Size(original.buffer);
-  HloInstruction* element = state.computation()->AddInstruction(
-      HloInstruction::CreateGetTupleElement(
-          clone->shape().tuple_shapes(original.tuple_index), clone,
-          original.tuple_index),
-      absl::StrCat(original.origin->name(), ".remat"));
-  state.Place(element, late_slot);
-  const int buffer =
-      liveness.AddBuffer(size, late_slot, late_slot, /*live_to_end=*/false);
-  liveness.AddMemory(late_slot, late_slot, size);
-  state.SetBuffersOf(element, {buffer});
-  Value fresh;
-  fresh.instruction = element;
-  fresh.producer = clone;
-  fresh.tuple_index = original.tuple_index;
-  fresh.transient = original.transient;
-  fresh.origin = original.origin;
-  fresh.buffer = buffer;
-  fresh.def = late_slot;
-  fresh.generation = original.generation + 1;
-  fresh.cost = original.cost;
-  fresh.flops = original.flops;
-  return PlacedClone{element, RegisterValue(state, std::move(fresh), element)};
+  return provided;
 }
 
 // A copy PlaceCopy placed, and the buffer it defines.
@@ -627,13 +604,14 @@ absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
     fresh_values.push_back(placed.value);
     transient |= state.values()[placed.value].transient > 0;
   }
+  // The root's clone serves the siblings (the other elements it makes).
+  HloInstruction* root_clone = state.values()[root.value].producer;
   std::vector<PlacedClone> siblings;
   for (int sibling : candidate.siblings) {
-    const Value& found = state.values()[sibling];
+    const Value found = state.values()[sibling];  // copy: the table grows
     move.moved.push_back({sibling, found.uses, found.dead});
     state.liveness().Touch(found.buffer);
-    siblings.push_back(ServeSibling(
-        state, sibling, state.values()[root.value].producer, late_slot));
+    siblings.push_back(ProvideFromClone(state, found, root_clone, late_slot));
     fresh_values.push_back(siblings.back().value);
   }
   if (fresh_values.size() > 1 || transient) {
