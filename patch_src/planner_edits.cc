@@ -593,45 +593,46 @@ absl::StatusOr<HloInstruction*> Recompute(PlannerState& state,
   }
   const PlacedClone root = placed;
   AppliedMove& move = *state.moves().current();
-  std::vector<PlacedClone> companions;
-  for (int companion : candidate.companions) {
-    const Value& found = state.values()[companion];
-    move.moved.push_back({companion, found.uses, found.dead});
+  // The other values the move serves at late_slot: companions (clones of
+  // their own) and siblings (the other elements the root's clone makes).
+  struct Served {
+    int original;
+    PlacedClone placed;
+  };
+  std::vector<Served> served;
+  auto take_over = [&](int original) {
+    const Value& found = state.values()[original];
+    move.moved.push_back({original, found.uses, found.dead});
     state.liveness().Touch(found.buffer);
+  };
+  for (int companion : candidate.companions) {
+    take_over(companion);
     TF_ASSIGN_OR_RETURN(
         placed, PlaceClone(state, companion, late_slot, chain, earlier));
-    companions.push_back(placed);
-    fresh_values.push_back(placed.value);
+    served.push_back({companion, placed});
     transient |= state.values()[placed.value].transient > 0;
   }
-  // The root's clone serves the siblings (the other elements it makes).
   HloInstruction* root_clone = state.values()[root.value].producer;
-  std::vector<PlacedClone> siblings;
   for (int sibling : candidate.siblings) {
+    take_over(sibling);
     const Value found = state.values()[sibling];  // copy: the table grows
-    move.moved.push_back({sibling, found.uses, found.dead});
-    state.liveness().Touch(found.buffer);
-    siblings.push_back(ProvideFromClone(state, found, root_clone, late_slot));
-    fresh_values.push_back(siblings.back().value);
+    served.push_back(
+        {sibling, ProvideFromClone(state, found, root_clone, late_slot)});
   }
+  for (const Served& other : served) fresh_values.push_back(other.placed.value);
   if (fresh_values.size() > 1 || transient) {
-    CountChainTransient(
-        state, fresh_values,
-        1 + static_cast<int>(companions.size() + siblings.size()), late_slot);
+    CountChainTransient(state, fresh_values,
+                        1 + static_cast<int>(served.size()), late_slot);
   }
   TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.value, root.provider,
                                       root.value, slot, late_slot));
-  for (size_t i = 0; i < companions.size(); ++i) {
-    TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.companions[i],
-                                        companions[i].provider,
-                                        companions[i].value, slot, late_slot));
+  for (const Served& other : served) {
+    TF_RETURN_IF_ERROR(RedirectLateUses(state, other.original,
+                                        other.placed.provider,
+                                        other.placed.value, slot, late_slot));
   }
-  for (size_t i = 0; i < siblings.size(); ++i) {
-    TF_RETURN_IF_ERROR(RedirectLateUses(state, candidate.siblings[i],
-                                        siblings[i].provider, siblings[i].value,
-                                        slot, late_slot));
-  }
-  move.clones = static_cast<int>(candidate.chain.size() + companions.size());
+  move.clones =
+      static_cast<int>(candidate.chain.size() + candidate.companions.size());
   state.result().recomputed += move.clones;
   return root.provider;
 }
