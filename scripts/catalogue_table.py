@@ -23,6 +23,7 @@ from pathlib import Path
 from rich.console import Console
 
 from remat_harness.catalogue import catalogue_names
+from remat_harness.catalogue_verdicts import verdict_markdown
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
 from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
@@ -267,7 +268,7 @@ def markdown(records: list[dict]) -> str:
             f"| {r['model']} | {r['device']} | {floor:.3f} | {cells[0]} | "
             f"{cells[1]} | {r['pass_seconds']:.1f} | {r['numerics']} |"
         )
-    return "\n".join(lines) + "\n" + optimal_markdown(records)
+    return "\n".join(lines) + "\n" + verdict_markdown(records, BUDGETS) + optimal_markdown(records)
 
 
 def optimal_markdown(records: list[dict]) -> str:
