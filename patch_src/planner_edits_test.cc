@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -320,6 +321,68 @@ TEST_F(SiblingTest, RevertMoveGivesTheSiblingItsUseBack) {
   EXPECT_EQ(v->user_count(), 2);
   EXPECT_FALSE(state_->values()[Index("v")].dead);
   EXPECT_EQ(state_->values()[Index("v")].uses.size(), 2);
+}
+
+// `a` reads `p`, which the dynamic-update-slice `d` writes over in place
+// before `a`'s late use at `r`: a clone there would read the new contents.
+// Slots: p 0, u 1, i 2, a 3, b 4, c 5, d 6, e 7, r 8.
+constexpr absl::string_view kOperandWrittenOver = R"(
+HloModule operand_written_over, is_scheduled=true
+ENTRY main {
+  p = f32[256,256]{1,0} parameter(0)
+  u = f32[8,256]{1,0} parameter(1)
+  i = s32[] parameter(2)
+  a = f32[256,256]{1,0} exponential(p)
+  b = f32[256,256]{1,0} tanh(a)
+  c = f32[256,256]{1,0} exponential(b)
+  d = f32[256,256]{1,0} dynamic-update-slice(p, u, i, i)
+  e = f32[256,256]{1,0} add(c, d)
+  ROOT r = f32[256,256]{1,0} add(a, e)
+})";
+
+class WrittenOverTest : public PlannerStateTest {
+ protected:
+  static constexpr int kAt = 5;      // c
+  static constexpr int kWriter = 6;  // d
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(Build(kOperandWrittenOver, /*chains=*/false, kAt));
+  }
+};
+
+TEST_F(WrittenOverTest, TheCloneRunsBeforeTheWriterAndStillFreesTheSlot) {
+  Candidate candidate;
+  ASSERT_NO_FATAL_FAILURE(
+      ScoreRecompute(Index("a"), kAt, /*chains=*/false, candidate));
+  EXPECT_EQ(candidate.first_late, kWriter);  // not r's slot, 8
+  EXPECT_EQ(candidate.gain, kSquareValueBytes);
+  ASSERT_TRUE(ApplyMove(*state_, candidate, kAt).ok());
+  const HloInstruction* clone = nullptr;
+  EXPECT_THAT(module_->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(m::Exp(&clone, m::Parameter(0)), m::Op())));
+  ASSERT_NE(clone, nullptr);
+  // Where the plan's schedule runs it: on the judge's copy.
+  absl::StatusOr<std::unique_ptr<HloModule>> copy = PlannedCopy(*state_);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_TRUE((*copy)->schedule().Verify().ok());
+  const auto& order =
+      (*copy)->schedule().sequence((*copy)->entry_computation()).instructions();
+  const auto position = [&](absl::string_view name) {
+    return absl::c_find_if(order,
+                           [&](const HloInstruction* instruction) {
+                             return instruction->name() == name;
+                           }) -
+           order.begin();
+  };
+  EXPECT_LT(position(clone->name()), position("d"));
+}
+
+TEST_F(WrittenOverTest, AtTheWriterThereIsNoRoomLeft) {
+  Candidate candidate;
+  int horizon = state_->slot_count();
+  ScoreReads reads;
+  EXPECT_FALSE(EvaluateRecompute(*state_, Index("a"), kWriter,
+                                 /*chains=*/false, candidate, horizon, reads));
 }
 
 }  // namespace

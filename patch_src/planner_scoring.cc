@@ -345,16 +345,36 @@ bool Movable(const PlannerState& state, int index, int slot, int& first_late,
   return first_late < state.slot_count();
 }
 
+// The first slot at which an operand a clone of `index`'s producer at
+// `late_slot` would read is written over (a weight the step updates in
+// place), or `late_slot` when none is before it.
+int ReadableUntil(const PlannerState& state, int index, int late_slot) {
+  int until = late_slot;
+  for (HloInstruction* operand : state.values()[index].producer->operands()) {
+    const HloInstruction* chosen = ChooseOperand(state, operand, late_slot);
+    for (int buffer : state.BuffersOf(chosen)) {
+      until = std::min(until, state.liveness().buffer(buffer).overwritten_at);
+    }
+  }
+  return until;
+}
+
 bool EvaluateRecompute(const PlannerState& state, int index, int slot,
                        bool chains, Candidate& out, int& horizon,
                        ScoreReads& reads) {
   int first_late = 0;
   if (!Movable(state, index, slot, first_late, horizon, reads)) return false;
+  // The clones run at the first late use, or, where an operand is written
+  // over before it, as late as it can still be read: the clone is then held
+  // from there, and the value is freed before it all the same.
+  const int run_at = ReadableUntil(state, index, first_late);
+  if (run_at <= slot) return false;
+  horizon = std::min(horizon, run_at);
   ChainSearch& search = ChainSearch::Fresh(
       state.liveness().Size(state.values()[index].buffer), horizon, &reads);
   search.in_chain.insert(index);
   const bool clonable =
-      CollectOperands(state, index, slot, first_late, chains, search);
+      CollectOperands(state, index, slot, run_at, chains, search);
   horizon = search.horizon;
   if (!clonable) return false;
   if (chains && search.chain.empty()) return false;  // same as the plain move
@@ -366,7 +386,7 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
   out = Candidate();
   out.kind = MoveKind::kRecompute;
   out.value = index;
-  out.first_late = first_late;
+  out.first_late = run_at;
   out.gain = gain;
   for (int member : chain) {
     out.cost += state.values()[member].cost;
