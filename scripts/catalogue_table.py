@@ -23,7 +23,7 @@ from pathlib import Path
 from rich.console import Console
 
 from remat_harness.catalogue import catalogue_names
-from remat_harness.catalogue_verdicts import verdict_markdown
+from remat_harness.catalogue_verdicts import milp_text, verdict_markdown
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
 from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
@@ -220,16 +220,6 @@ def _bound_text(a: dict, below_floor: bool) -> str:
     return "impossible" if a.get("bound_status") == "Infeasible" else "bound not solved"
 
 
-def _milp_text(a: dict) -> str:
-    milp = a.get("milp")
-    if milp is None:
-        return ""
-    if milp["extra_flops"] is None:
-        return f"; MILP at this peak: {milp['status'].lower()}"
-    proven = "" if milp["optimal"] else " (not proven optimal)"
-    return f"; MILP at this peak +{_pct(milp['extra_flops'])}{proven}"
-
-
 def _reach_text(a: dict) -> str:
     reach = a.get("out_of_reach")
     if reach is None:
@@ -248,7 +238,7 @@ def _cell_text(a: dict, below_floor: bool = False) -> str:
     flops = "" if a["flops_ok"] in (None, True) else " (over the FLOPs target)"
     return (
         f"{a['ratio']:.3f}{mark}, +{_pct(a['extra_flops'])}{flops}, {_bound_text(a, below_floor)}"
-        f"{_milp_text(a)}{_reach_text(a)}"
+        f"{milp_text(a)}{_reach_text(a)}"
     )
 
 

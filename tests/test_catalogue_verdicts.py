@@ -94,7 +94,7 @@ def test_each_exception_names_its_kind():
     r = record(met_dear, far)
     assert cause(r, "0.5") == (
         "0.5x: 0.480 at +13.0%, met, over the FLOPs target; the bound 2.0%, a stopped"
-        " solve; the fixed-schedule MILP reaches this peak at +11.0% (not proven)"
+        " solve; MILP at this peak +11.0% (not proven optimal)"
     )
     assert cause(r, "0.33") == (
         "0.33x: 0.700 at +25.0%, missed, above 1.5x the floor (0.300); the bound rules"

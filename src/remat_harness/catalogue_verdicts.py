@@ -85,14 +85,16 @@ def _bound_words(a: dict[str, Any]) -> str:
     return f"the bound {_pct(a['bound'])}{stopped}"
 
 
-def _milp_words(a: dict[str, Any]) -> str:
+def milp_text(a: dict[str, Any]) -> str:
+    """The fixed-schedule MILP at the answer's peak, where it was run (the
+    table's cell says the same)."""
     milp = a.get("milp")
     if milp is None:
         return ""
     if milp["extra_flops"] is None:
-        return f"; the fixed-schedule MILP at this peak: {milp['status'].lower()}"
-    proven = "proven" if milp["optimal"] else "not proven"
-    return f"; the fixed-schedule MILP reaches this peak at +{_pct(milp['extra_flops'])} ({proven})"
+        return f"; MILP at this peak: {milp['status'].lower()}"
+    proven = "" if milp["optimal"] else " (not proven optimal)"
+    return f"; MILP at this peak +{_pct(milp['extra_flops'])}{proven}"
 
 
 def _reach_words(a: dict[str, Any]) -> str:
@@ -117,18 +119,16 @@ def cause(record: Record, budget: str) -> str | None:
     head = f"{budget}x: {a['ratio']:.3f} at +{_pct(a['extra_flops'])}"
     floor = record["floor_bytes"] / max(record["before_bytes"], 1)
     if not a["memory_ok"]:
-        return (
-            f"{head}, missed, above 1.5x the floor ({floor:.3f}){_reach_words(a)}{_milp_words(a)}"
-        )
+        return f"{head}, missed, above 1.5x the floor ({floor:.3f}){_reach_words(a)}{milp_text(a)}"
     if a["flops_ok"] is not False:
         return None
     if a["met"]:
-        return f"{head}, met, over the FLOPs target; {_bound_words(a)}{_milp_words(a)}"
+        return f"{head}, met, over the FLOPs target; {_bound_words(a)}{milp_text(a)}"
     below = a["budget_bytes"] < record["floor_bytes"]
     where = "the budget is below the floor" if below else f"within 1.5x the floor ({floor:.3f})"
     return (
         f"{head}, missed ({where}), the lowest plan over the FLOPs target;"
-        f" {_bound_words(a)} prices the budget{_milp_words(a)}"
+        f" {_bound_words(a)} prices the budget{milp_text(a)}"
     )
 
 
