@@ -93,8 +93,8 @@ def test_each_exception_names_its_kind():
     far["out_of_reach"] = {"below_ratio": 0.55, "open_ratio": 0.62, "cap": 0.25}
     r = record(met_dear, far)
     assert cause(r, "0.5") == (
-        "0.5x: 0.480 at +13.0%, met, over the FLOPs target; the bound 2.0%, a stopped"
-        " solve; MILP at this peak +11.0% (not proven optimal)"
+        "0.5x: 0.480 at +13.0%, met, over the FLOPs target; the bound 2.0% (a stopped"
+        " solve); MILP at this peak +11.0% (not proven optimal)"
     )
     assert cause(r, "0.33") == (
         "0.33x: 0.700 at +25.0%, missed, above 1.5x the floor (0.300); the bound rules"
@@ -104,7 +104,7 @@ def test_each_exception_names_its_kind():
     r = record(answer(320, 500, 0.15), below)
     assert cause(r, "0.33") == (
         "0.33x: 0.320 at +15.0%, missed (the budget is below the floor), the lowest"
-        " plan over the FLOPs target; the bound 0.0% prices the budget"
+        " plan over the FLOPs target; the bound prices the budget at 0.0%"
     )
 
 

@@ -81,8 +81,8 @@ def broken_promises(records: Sequence[Record], budgets: Sequence[str]) -> list[V
 
 
 def _bound_words(a: dict[str, Any]) -> str:
-    stopped = "" if a.get("bound_status") in (None, "Optimal") else ", a stopped solve"
-    return f"the bound {_pct(a['bound'])}{stopped}"
+    stopped = "" if a.get("bound_status") in (None, "Optimal") else " (a stopped solve)"
+    return f"{_pct(a['bound'])}{stopped}"
 
 
 def milp_text(a: dict[str, Any]) -> str:
@@ -123,12 +123,12 @@ def cause(record: Record, budget: str) -> str | None:
     if a["flops_ok"] is not False:
         return None
     if a["met"]:
-        return f"{head}, met, over the FLOPs target; {_bound_words(a)}{milp_text(a)}"
+        return f"{head}, met, over the FLOPs target; the bound {_bound_words(a)}{milp_text(a)}"
     below = a["budget_bytes"] < record["floor_bytes"]
-    where = "the budget is below the floor" if below else f"within 1.5x the floor ({floor:.3f})"
+    where = "the budget is below the floor" if below else f"within 1.5x the floor, {floor:.3f}"
     return (
         f"{head}, missed ({where}), the lowest plan over the FLOPs target;"
-        f" {_bound_words(a)} prices the budget{milp_text(a)}"
+        f" the bound prices the budget at {_bound_words(a)}{milp_text(a)}"
     )
 
 
