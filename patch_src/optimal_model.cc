@@ -89,13 +89,20 @@ void OptimalModel::ComputeStages(int depth,
       direct[index].insert(nodes[reader].position);
     }
   }
+  // A clone runs where what it reads is not yet written over.
+  auto may_run_at = [&](int index, int stage) {
+    return stage > nodes[index].position &&
+           stage <= nodes[index].readable_until;
+  };
   std::vector<std::set<int>> level = direct;
   for (int step = 1; step < depth; ++step) {
     std::vector<std::set<int>> next = direct;
     for (int index = 0; index < n; ++index) {
       for (int reader : readers_[index]) {
         if (!recomputable(reader)) continue;
-        next[index].insert(level[reader].begin(), level[reader].end());
+        for (int stage : level[reader]) {
+          if (may_run_at(reader, stage)) next[index].insert(stage);
+        }
       }
     }
     level = std::move(next);
@@ -104,9 +111,7 @@ void OptimalModel::ComputeStages(int depth,
   for (int index = 0; index < n; ++index) {
     if (!recomputable(index)) continue;
     for (int stage : level[index]) {
-      if (stage > nodes[index].position) {
-        recompute_stages_[index].push_back(stage);
-      }
+      if (may_run_at(index, stage)) recompute_stages_[index].push_back(stage);
     }
   }
   // Events of each value: its stage, its readers' stages, the stages where

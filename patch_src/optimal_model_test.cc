@@ -92,6 +92,21 @@ TEST(OptimalModelTest, SkipConnectionRecomputesTheSkippedValue) {
   EXPECT_EQ(solved.plan[0].stage, 4);
 }
 
+// The same, with x written over at c's stage (a weight the step updates in
+// place): a clone of a at d's stage would read the new x, so the model has
+// no plan under 250; readable at d, it has the same one as before.
+TEST(OptimalModelTest, NoCloneRunsAfterWhatItReadsIsWrittenOver) {
+  GraphBuilder g;
+  const int a = AddSkipConnection(g);
+  RematGraph graph = g.graph();
+  graph.nodes[a].readable_until = 3;  // c
+  EXPECT_EQ(Solve(graph, 2, 250).status, MilpStatus::kInfeasible);
+  graph.nodes[a].readable_until = 4;  // d
+  const Solved solved = Solve(graph, 2, 250);
+  ASSERT_EQ(solved.status, MilpStatus::kOptimal);
+  EXPECT_DOUBLE_EQ(solved.extra_flops, 5);
+}
+
 // x -> a -> b -> big -> g, and h reads g and b. Holding b (or a) across g's
 // stage passes the budget; rebuilding b for h needs a, which is gone too:
 // only a chain of two recomputations meets it.

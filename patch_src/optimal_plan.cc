@@ -11,6 +11,7 @@
 #include "absl/types/span.h"
 #include "xla/hlo/ir/hlo_instruction.h"
 #include "xla/service/remat/planner_edits.h"
+#include "xla/service/remat/planner_liveness.h"
 #include "xla/tsl/platform/errors.h"
 #include "xla/tsl/platform/statusor.h"
 
@@ -41,7 +42,8 @@ absl::StatusOr<std::unique_ptr<OptimalProblem>> OptimalProblem::Build(
   TF_ASSIGN_OR_RETURN(
       RematGraph graph,
       BuildRematGraph(state.module()->name(), state.initial_memory(),
-                      state.costs(), state.config().min_candidate_bytes));
+                      state.costs(), state.config().min_candidate_bytes,
+                      OverwrittenAt(state.liveness())));
   std::unique_ptr<OptimalProblem> problem(new OptimalProblem(std::move(graph)));
   problem->sequence_ = state.sequence();
   const std::vector<RematGraphNode>& nodes = problem->graph_.nodes;

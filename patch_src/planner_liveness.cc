@@ -149,5 +149,13 @@ int64_t LivenessModel::PeakWithout(const LivenessUndo& undo) {
   return peak;
 }
 
+std::vector<int> OverwrittenAt(const LivenessModel& liveness) {
+  std::vector<int> at(liveness.buffer_count());
+  for (int id = 0; id < liveness.buffer_count(); ++id) {
+    at[id] = liveness.buffer(id).overwritten_at;
+  }
+  return at;
+}
+
 }  // namespace remat
 }  // namespace xla

@@ -119,6 +119,10 @@ class LivenessModel {
   int move_ = -1;
 };
 
+// Per buffer, the first slot that writes over it (the slot count where none
+// does): what a clone may still read, by buffer, for the planner's graph.
+std::vector<int> OverwrittenAt(const LivenessModel& liveness);
+
 }  // namespace remat
 }  // namespace xla
 

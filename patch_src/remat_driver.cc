@@ -35,6 +35,8 @@
 #include "xla/service/remat/other_schedules.h"
 #include "xla/service/remat/phase_clock.h"
 #include "xla/service/remat/plan_frontier.h"
+#include "xla/service/remat/planner_liveness.h"
+#include "xla/service/remat/planner_values.h"
 #include "xla/service/remat/remat_dump.h"
 #include "xla/service/remat/remat_flag_table.h"
 #include "xla/service/remat/remat_graph.h"
@@ -503,9 +505,19 @@ class RematDriver {
   // What a solver needs to plan the same schedule; outside the pass time.
   absl::Status ExportGraph() const {
     if (options_.export_graph_path.empty()) return absl::OkStatus();
+    // Where the planner would find each buffer written over: its state on
+    // the same schedule, with no move made.
+    PlannerConfig config = PlannerConfigFor(options_);
+    config.aliased_outputs = aliased_outputs();
+    config.read_donated_until_written = !by_heap_simulator_;
+    config.entry_memory = entry_model_;
+    PlannerState state(module_, module_->entry_computation(), config, size_fn_,
+                       *costs_);
+    TF_RETURN_IF_ERROR(state.Init());
     TF_ASSIGN_OR_RETURN(RematGraph graph,
                         BuildRematGraph(report_.module, *entry_model_, *costs_,
-                                        options_.small_node_limit_bytes()));
+                                        options_.small_node_limit_bytes(),
+                                        OverwrittenAt(state.liveness())));
     graph.memory_figure = std::string(MemoryFigureName(report_.memory_figure));
     graph.module_flops = report_.flops_before;
     return WriteRematGraph(graph, options_.export_graph_path);

@@ -54,7 +54,8 @@ std::string NodeJson(const RematGraphNode& node) {
       ", \"flops\": ", JsonNumber(node.flops),
       ", \"recomputable\": ", node.recomputable ? "true" : "false",
       ", \"candidate\": ", node.candidate ? "true" : "false",
-      ", \"movable\": ", node.movable ? "true" : "false", ", \"buffers\": [",
+      ", \"movable\": ", node.movable ? "true" : "false",
+      ", \"readable_until\": ", node.readable_until, ", \"buffers\": [",
       buffers, "], \"reads\": [", reads, "]}");
 }
 
@@ -83,10 +84,10 @@ bool PlannerCanMove(const HloInstruction& instruction,
 
 }  // namespace
 
-absl::StatusOr<RematGraph> BuildRematGraph(absl::string_view module_name,
-                                           const ComputationMemory& memory,
-                                           const HloCostAnalysis& costs,
-                                           int64_t min_candidate_bytes) {
+absl::StatusOr<RematGraph> BuildRematGraph(
+    absl::string_view module_name, const ComputationMemory& memory,
+    const HloCostAnalysis& costs, int64_t min_candidate_bytes,
+    absl::Span<const int> overwritten_at) {
   RematGraph graph;
   graph.module = std::string(module_name);
   graph.positions = static_cast<int>(memory.sequence().size());
@@ -127,6 +128,15 @@ absl::StatusOr<RematGraph> BuildRematGraph(absl::string_view module_name,
     node.candidate = node.recomputable && held_bytes > min_candidate_bytes;
     node.movable = node.candidate && PlannerCanMove(*instruction, node.buffers,
                                                     min_candidate_bytes);
+    node.readable_until = graph.positions;
+    for (const HloInstruction* operand : instruction->unique_operands()) {
+      for (int id : memory.AllSources(operand)) {
+        if (id < static_cast<int>(overwritten_at.size())) {
+          node.readable_until =
+              std::min(node.readable_until, overwritten_at[id]);
+        }
+      }
+    }
     // What it reads: the defining nodes of its operands' buffers, as the
     // tracker counts uses (a forwarding op forwards, it does not read).
     const bool forwards = OnlyForwards(*instruction) ||
@@ -167,7 +177,9 @@ std::string RematGraphToJson(const RematGraph& graph) {
           "are [bytes, first position, last position, live to end]: live "
           "from first to last (first is the node's position, 0 for entry "
           "parameters). reads: node ids "
-          "read at the node's position. called_bytes: [position, bytes held "
+          "read at the node's position. readable_until: the last position a "
+          "run of the node again may be made at (what it reads is written "
+          "over after it). called_bytes: [position, bytes held "
           "by called computations there]. Keeping every value reproduces "
           "peak_bytes (the tracker's figure). Not coarsened: solvers coarsen "
           "as they need and say so."),

@@ -13,12 +13,14 @@
 #define XLA_SERVICE_REMAT_REMAT_GRAPH_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "xla/service/hlo_cost_analysis.h"
 #include "xla/service/remat/memory_tracker.h"
 
@@ -46,6 +48,11 @@ struct RematGraphNode {
   // each clone it whole) and every later reader can take a clone
   // (UsesCanTakeAClone). What `optimal`'s model may recompute.
   bool movable = false;
+  // The last position a recomputation of it may run at: where a buffer it
+  // reads is first written over (an in-place writer, the update of a
+  // donated parameter), else `positions`. A later clone would read the new
+  // contents.
+  int readable_until = std::numeric_limits<int>::max();
   std::vector<RematGraphBuffer> buffers;
   std::vector<int> reads;  // node ids, without repeats
 };
@@ -65,10 +72,13 @@ struct RematGraph {
 
 // The graph of the entry computation whose memory model is `memory`.
 // `min_candidate_bytes`: values at or below it are not planner candidates.
-absl::StatusOr<RematGraph> BuildRematGraph(absl::string_view module_name,
-                                           const ComputationMemory& memory,
-                                           const HloCostAnalysis& costs,
-                                           int64_t min_candidate_bytes);
+// `overwritten_at`: per buffer of `memory`, the first position that writes
+// over it (the planner's liveness, PlannerBuffer::overwritten_at); empty
+// when none is.
+absl::StatusOr<RematGraph> BuildRematGraph(
+    absl::string_view module_name, const ComputationMemory& memory,
+    const HloCostAnalysis& costs, int64_t min_candidate_bytes,
+    absl::Span<const int> overwritten_at = {});
 
 std::string RematGraphToJson(const RematGraph& graph);
 

@@ -4,6 +4,8 @@ on an exported module that met its budget."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from remat_harness.optimum import GRAPH_FORMAT, graph_from_dict, solve_min_flops
@@ -132,3 +134,21 @@ def test_never_above_what_the_engine_spent(run_engine, tmp_path):
     bound = solve_lower_bound(graph, report["budget_bytes"], time_limit_s=60)
     assert bound.proven, bound.status
     assert 0 <= bound.extra_flops <= engine_extra + 1e-6
+
+
+def test_nothing_runs_again_after_what_it_reads_is_written_over():
+    """What `a` reads written over at g's stage (a weight the step updates in
+    place): the run of `a` after g that meets 309 on WIDE (250 on CHAIN, for
+    the MILP) for 5 FLOPs would read the new contents, so neither the bound
+    nor the MILP may take it; readable there, both take it again."""
+
+    def limited(graph, node, until):
+        nodes = list(graph.nodes)
+        nodes[node] = dataclasses.replace(nodes[node], readable_until=until)
+        return dataclasses.replace(graph, nodes=tuple(nodes))
+
+    assert solve_lower_bound(limited(WIDE, 1, 4), 309, time_limit_s=30).impossible
+    assert solve_lower_bound(limited(WIDE, 1, 5), 309, time_limit_s=30).extra_flops == 5.0
+    milp = solve_min_flops(limited(CHAIN, 0, 3), 250, depth=3, time_limit_s=30)
+    assert milp.extra_flops is None or milp.extra_flops > 5.0
+    assert solve_min_flops(limited(CHAIN, 0, 4), 250, depth=3, time_limit_s=30).extra_flops == 5.0

@@ -8,7 +8,8 @@ the engine's own planner has it:
 - stage t runs the node scheduled at t; a value may be dropped after any of
   its events and computed again at a later stage where something needs it
   (its own readers' stages, or the stages where a recomputed reader is run:
-  chains of up to `depth` producers);
+  chains of up to `depth` producers), up to the last stage at which what it
+  reads is not yet written over (`readable_until`);
 - binaries: keep[v, g] (value v held across the g-th gap between its events)
   and recompute[v, t]; a value is present at an event when held into it or
   recomputed there, and must be present wherever a reader runs;
@@ -70,6 +71,17 @@ class Node:
     # MILP recomputes. `recomputable` alone, wider, is what the lower bound
     # allows any plan. Graphs written before the field: `recomputable`.
     movable: bool = True
+    # The last stage a run of it may be made at: where a buffer it reads is
+    # first written over (an in-place writer, a donated parameter's update);
+    # a later run would read the new contents. None: no limit (graphs
+    # written before the field).
+    readable_until: int | None = None
+
+    def may_run_again_at(self, stage: int) -> bool:
+        """Whether a run of it at `stage` (after its own) reads what it read."""
+        return stage > self.position and (
+            self.readable_until is None or stage <= self.readable_until
+        )
 
     @property
     def all_bytes(self) -> int:
@@ -142,6 +154,7 @@ def graph_from_dict(data: dict) -> Graph:
             ),
             reads=tuple(int(r) for r in n["reads"]),
             movable=bool(n.get("movable", n["recomputable"])),
+            readable_until=n.get("readable_until"),
         )
         for n in data["nodes"]
     )
@@ -235,11 +248,17 @@ class _Model(MilpRows):
         level = [set(d) for d in direct]
         for _ in range(depth - 1):
             level = [
-                direct[i].union(*(level[c] for c in readers[i] if nodes[c].movable))
+                direct[i].union(
+                    *(
+                        {t for t in level[c] if nodes[c].may_run_again_at(t)}
+                        for c in readers[i]
+                        if nodes[c].movable
+                    )
+                )
                 for i in range(len(nodes))
             ]
         self.recompute_stages = [
-            sorted(t for t in level[i] if t > node.position) if node.movable else []
+            sorted(t for t in level[i] if node.may_run_again_at(t)) if node.movable else []
             for i, node in enumerate(nodes)
         ]
         # Events of each value: its stage, its readers' stages, the stages

@@ -4,7 +4,8 @@ optimum is an upper bound.
 
 The plans bounded keep the module's order, add recomputations, and may run
 a node later instead of at its own stage (the engine's clones that leave an
-original dead); the node at each checkpoint stays where it is. The
+original dead), never after what it reads is written over (the node's
+`readable_until`); the node at each checkpoint stays where it is. The
 relaxation looks only at K checkpoint stages (those above the budget that
 must hold the most at once). Between two checkpoints order is ignored: a
 node may run again in an interval, once, as soon as what it reads is there
@@ -125,9 +126,14 @@ class _BoundModel(MilpRows):
         self.cost: list[float] = []
         count = len(checkpoints)
         self.home = [self.interval(n.position) for n in nodes]
-        # rerun[i][m]: node i runs again in interval m (after its own).
+        # rerun[i][m]: node i runs again in interval m (after its own), which
+        # starts before what it reads is written over.
         self.rerun = [
-            {m: self._column(n.flops) for m in range(self.home[i] + 1, count + 1)}
+            {
+                m: self._column(n.flops)
+                for m in range(self.home[i] + 1, count + 1)
+                if n.readable_until is None or checkpoints[m - 1] < n.readable_until
+            }
             if n.recomputable and not n.live_to_end and n.opcode != "parameter"
             else {}
             for i, n in enumerate(nodes)
