@@ -507,10 +507,7 @@ class RematDriver {
     if (options_.export_graph_path.empty()) return absl::OkStatus();
     // Where the planner would find each buffer written over: its state on
     // the same schedule, with no move made.
-    PlannerConfig config = PlannerConfigFor(options_);
-    config.aliased_outputs = aliased_outputs();
-    config.read_donated_until_written = !by_heap_simulator_;
-    config.entry_memory = entry_model_;
+    const PlannerConfig config = EntryPlannerConfig();
     PlannerState state(module_, module_->entry_computation(), config, size_fn_,
                        *costs_);
     TF_RETURN_IF_ERROR(state.Init());
@@ -669,11 +666,18 @@ class RematDriver {
     }
   }
 
-  absl::Status Plan() {
+  // The planner's options on the entry as this module has it: how its
+  // outputs share donated parameters and the memory model of its schedule.
+  PlannerConfig EntryPlannerConfig() const {
     PlannerConfig config = PlannerConfigFor(options_);
     config.aliased_outputs = aliased_outputs();
     config.read_donated_until_written = !by_heap_simulator_;
     config.entry_memory = entry_model_;
+    return config;
+  }
+
+  absl::Status Plan() {
+    PlannerConfig config = EntryPlannerConfig();
     config.floor_bytes = report_.floor_bytes;
     // No budget: as low as it gets, which is aiming at the floor. Aimed at
     // zero, the sweep lowers every position from the first, spends the
