@@ -345,6 +345,8 @@ bool Movable(const PlannerState& state, int index, int slot, int& first_late,
   return first_late < state.slot_count();
 }
 
+namespace {
+
 // The first slot at which an operand a clone of `index`'s producer at
 // `late_slot` would read is written over (a weight the step updates in
 // place), or `late_slot` when none is before it.
@@ -358,6 +360,8 @@ int ReadableUntil(const PlannerState& state, int index, int late_slot) {
   }
   return until;
 }
+
+}  // namespace
 
 bool EvaluateRecompute(const PlannerState& state, int index, int slot,
                        bool chains, Candidate& out, int& horizon,

@@ -126,13 +126,13 @@ class _BoundModel(MilpRows):
         self.cost: list[float] = []
         count = len(checkpoints)
         self.home = [self.interval(n.position) for n in nodes]
-        # rerun[i][m]: node i runs again in interval m (after its own), which
-        # starts before what it reads is written over.
+        # rerun[i][m]: node i runs again in interval m (after its own), whose
+        # first stage may still run it (what it reads is not written over).
         self.rerun = [
             {
                 m: self._column(n.flops)
                 for m in range(self.home[i] + 1, count + 1)
-                if n.readable_until is None or checkpoints[m - 1] < n.readable_until
+                if n.may_run_again_at(checkpoints[m - 1] + 1)
             }
             if n.recomputable and not n.live_to_end and n.opcode != "parameter"
             else {}
