@@ -38,14 +38,17 @@ struct ChainSearch {
   // come to, the extension ends at no less than this or its present value
   // (it only grows from one operand to the next at each depth).
   int64_t least_if_links_fail = std::numeric_limits<int64_t>::max();
-  bool gave_up = false;         // the extension is sure to outweigh `frees`
-  int horizon = 0;              // see Movable
+  bool gave_up = false;  // the extension is sure to outweigh `frees`
+  int max_members = 0;   // the chain's members, the value included
+  bool cut = false;      // a link was held across for want of room for it
+  int horizon = 0;       // see Movable
   ScoreReads* reads = nullptr;  // what the search read of the state
 
   // Each thread's one search, emptied for the next evaluation: the sets
   // keep their storage, and scoring was a large share of the allocator's
   // work when each evaluation built its own.
-  static ChainSearch& Fresh(int64_t frees, int horizon, ScoreReads* reads) {
+  static ChainSearch& Fresh(int64_t frees, int max_members, int horizon,
+                            ScoreReads* reads) {
     thread_local ChainSearch search;
     search.chain.clear();
     search.in_chain.clear();
@@ -55,6 +58,8 @@ struct ChainSearch {
     search.frees = frees;
     search.least_if_links_fail = std::numeric_limits<int64_t>::max();
     search.gave_up = false;
+    search.max_members = max_members;
+    search.cut = false;
     search.horizon = horizon;
     search.reads = reads;
     return search;
@@ -159,9 +164,10 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
     // on the way down: the chain would have one member more. Bounding by it
     // (not by the links kept, which grow only on the way back up) bounds the
     // depth of the search too.
-    if (held_across && chains &&
-        static_cast<int>(search.in_chain.size()) + 1 <=
-            state.config().max_chain_length) {
+    const bool room =
+        static_cast<int>(search.in_chain.size()) + 1 <= search.max_members;
+    if (held_across && chains && !room) search.cut = true;
+    if (held_across && chains && room) {
       // The operand may be a bitcast of the link (GPU HLO has one between
       // most fusions): the clone reads a bitcast of the link's clone.
       const int link = state.values().IndexOf(chosen);
@@ -361,6 +367,29 @@ int ReadableUntil(const PlannerState& state, int index, int late_slot) {
   return until;
 }
 
+// The links a clone of `index` at `run_at` rebuilds, at most `max_members`
+// with the value, and what it frees at `slot`: whether there is a chain that
+// frees anything (for `chains`, one with a link), and whether a link was held
+// across for want of room (`cut`).
+bool FindChain(const PlannerState& state, int index, int slot, int run_at,
+               bool chains, int max_members, int& horizon, ScoreReads& reads,
+               std::vector<int>& chain, int64_t& gain, bool& cut) {
+  const int64_t size = state.liveness().Size(state.values()[index].buffer);
+  ChainSearch& search = ChainSearch::Fresh(size, max_members, horizon, &reads);
+  search.in_chain.insert(index);
+  const bool clonable =
+      CollectOperands(state, index, slot, run_at, chains, search);
+  horizon = search.horizon;
+  cut = search.cut;
+  if (!clonable) return false;
+  if (chains && search.chain.empty()) return false;  // same as the plain move
+  gain = size - search.extension;
+  if (gain <= 0) return false;
+  chain = search.chain;
+  chain.push_back(index);
+  return true;
+}
+
 }  // namespace
 
 bool EvaluateRecompute(const PlannerState& state, int index, int slot,
@@ -374,19 +403,20 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
   const int run_at = ReadableUntil(state, index, first_late);
   if (run_at <= slot) return false;
   horizon = std::min(horizon, run_at);
-  ChainSearch& search = ChainSearch::Fresh(
-      state.liveness().Size(state.values()[index].buffer), horizon, &reads);
-  search.in_chain.insert(index);
-  const bool clonable =
-      CollectOperands(state, index, slot, run_at, chains, search);
-  horizon = search.horizon;
-  if (!clonable) return false;
-  if (chains && search.chain.empty()) return false;  // same as the plain move
-  std::vector<int> chain = search.chain;
-  chain.push_back(index);
-  const int64_t gain =
-      state.liveness().Size(state.values()[index].buffer) - search.extension;
-  if (gain <= 0) return false;
+  const PlannerConfig& config = state.config();
+  std::vector<int> chain;
+  int64_t gain = 0;
+  bool cut = false;
+  bool found =
+      FindChain(state, index, slot, run_at, chains, config.max_chain_length,
+                horizon, reads, chain, gain, cut);
+  if (!found && cut &&
+      config.max_chain_length_when_cut > config.max_chain_length) {
+    found = FindChain(state, index, slot, run_at, chains,
+                      config.max_chain_length_when_cut, horizon, reads, chain,
+                      gain, cut);
+  }
+  if (!found) return false;
   out = Candidate();
   out.kind = MoveKind::kRecompute;
   out.value = index;

@@ -117,8 +117,18 @@ struct PlannerConfig {
   // elements read late (Candidate::siblings), in its sweeps without chains
   // too.
   bool siblings = false;
-  // Instructions in one chain, the value included.
+  // Instructions in one chain, the value included: the members of its tree,
+  // every branch counted.
   int max_chain_length = 8;
+  // Where that cut a chain short and what was left freed nothing (a link
+  // past it held across instead), the chain is sought again with this many.
+  // Attention's probabilities rebuilt from the layer's input (read late
+  // anyway, by the weight gradients) take 12 on XLA:CPU: softmax's five ops
+  // and the scores' GEMM, and per side the projection's GEMM, its bias add
+  // and a layout copy; 16 leaves each side room for more (a rotary
+  // embedding, a scale). Longer chains everywhere made VGG16's lowest plan
+  // for h100_sxm higher and dearer (docs/measured.md).
+  int max_chain_length_when_cut = 16;
   // FLOPs the kept moves may add in all (cost_model.h's RecomputeFlops);
   // negative: no cap. A move that would pass it is not made.
   double max_extra_flops = -1;

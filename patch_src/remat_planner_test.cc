@@ -429,6 +429,63 @@ TEST(RematPlannerTest, ChainsRebuildWhatSingleRecomputationsCannot) {
                                 m::Exp(m::Negate(m::Exp(m::Parameter(0)))))));
 }
 
+// The shape of attention's probabilities on XLA:CPU: two branches (the
+// projections' bias and layout copies, here negate/exponential/tanh) meet in
+// a product, then the softmax's ops; nothing between the parameters and `v`
+// outlives its reader, and the parameters are read again (as the layer's
+// input is by its other projections). Freeing `v` across the middle means
+// rebuilding all twelve from the parameters: holding any one costs what it
+// frees.
+constexpr absl::string_view kTwoBranchChain = R"(
+HloModule two_branch_chain, is_scheduled=true
+ENTRY main {
+  q = f32[256,256]{1,0} parameter(0)
+  k = f32[256,256]{1,0} parameter(1)
+  q1 = f32[256,256]{1,0} negate(q)
+  q2 = f32[256,256]{1,0} exponential(q1)
+  q3 = f32[256,256]{1,0} tanh(q2)
+  k1 = f32[256,256]{1,0} negate(k)
+  k2 = f32[256,256]{1,0} exponential(k1)
+  k3 = f32[256,256]{1,0} tanh(k2)
+  x = f32[256,256]{1,0} dot(q3, k3), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  x1 = f32[256,256]{1,0} exponential(x)
+  x2 = f32[256,256]{1,0} negate(x1)
+  x3 = f32[256,256]{1,0} exponential(x2)
+  x4 = f32[256,256]{1,0} tanh(x3)
+  v = f32[256,256]{1,0} negate(x4)
+  e0 = f32[256,256]{1,0} add(v, q)
+  t1 = f32[256,256]{1,0} subtract(e0, k)
+  t2 = f32[256,256]{1,0} exponential(t1)
+  t3 = f32[256,256]{1,0} add(t2, t1)
+  t4 = f32[256,256]{1,0} negate(t3)
+  t5 = f32[256,256]{1,0} add(t4, t1)
+  t6 = f32[256,256]{1,0} add(t5, t2)
+  ROOT r = f32[256,256]{1,0} add(t6, v)
+})";
+
+TEST(RematPlannerTest, AChainOfTwoBranchesIsRebuiltBackToWhatIsLive) {
+  PlannerConfig config = AsLowAsPossible();
+  config.chains = true;
+  // Eight members, cut there and sought no further: `v` stays.
+  PlannerConfig cut_at_eight = config;
+  cut_at_eight.max_chain_length_when_cut = cut_at_eight.max_chain_length;
+  absl::StatusOr<Planned> cut = PlanHlo(kTwoBranchChain, cut_at_eight);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_EQ(cut->result.initial_peak_bytes, cut->result.planned_peak_bytes);
+  // Sought again past the cut: all twelve, from the parameters.
+  absl::StatusOr<Planned> planned = PlanHlo(kTwoBranchChain, config);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(
+      planned->result.initial_peak_bytes - planned->result.planned_peak_bytes,
+      kSquareValueBytes);
+  EXPECT_THAT(planned->module->entry_computation()->root_instruction(),
+              GmockMatch(m::Add(
+                  m::Op().WithName("t6"),
+                  m::Negate(m::Tanh(m::Exp(m::Negate(m::Exp(m::Dot(
+                      m::Tanh(m::Exp(m::Negate(m::Parameter(0)))),
+                      m::Tanh(m::Exp(m::Negate(m::Parameter(1)))))))))))));
+}
+
 // `path` that misses its budget keeps its chains where the judge's figure
 // falls with every instruction the plan adds.
 TEST(RematPlannerTest, PathKeepsItsChainsWhenTheJudgePutsThemLowest) {
