@@ -23,7 +23,7 @@ from pathlib import Path
 from rich.console import Console
 
 from remat_harness.catalogue import catalogue_names
-from remat_harness.catalogue_verdicts import milp_text, verdict_markdown
+from remat_harness.catalogue_verdicts import milp_text, reach_text, verdict_markdown
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
 from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
@@ -220,25 +220,12 @@ def _bound_text(a: dict, below_floor: bool) -> str:
     return "impossible" if a.get("bound_status") == "Infeasible" else "bound not solved"
 
 
-def _reach_text(a: dict) -> str:
-    reach = a.get("out_of_reach")
-    if reach is None:
-        return ""
-    if reach["below_ratio"] <= 0:
-        return "; the bound rules out nothing down to the budget"
-    within = "no plan" if reach["cap"] is None else f"no plan within +{_pct(reach['cap'])}"
-    return (
-        f"; {within} reaches {reach['below_ratio']:.3f}"
-        f" (bound; {reach['open_ratio']:.3f} not ruled out)"
-    )
-
-
 def _cell_text(a: dict, below_floor: bool = False) -> str:
     mark = "" if a["met"] else (" **missed**" if not a["memory_ok"] else " missed, ≤1.5× floor")
     flops = "" if a["flops_ok"] in (None, True) else " (over the FLOPs target)"
     return (
         f"{a['ratio']:.3f}{mark}, +{_pct(a['extra_flops'])}{flops}, {_bound_text(a, below_floor)}"
-        f"{milp_text(a)}{_reach_text(a)}"
+        f"{milp_text(a)}{reach_text(a)}"
     )
 
 

@@ -81,7 +81,10 @@ def test_a_budget_missed_far_above_the_floor_says_what_the_bound_rules_out(tmp_p
     # answer's own peak, which a plan reached.
     assert answer["bound_status"] == "Infeasible"
     assert nbytes / before <= reach["below_ratio"] < reach["open_ratio"] <= answer["ratio"]
-    assert f"reaches {reach['below_ratio']:.3f} (bound" in catalogue_table._cell_text(answer)
+    cap, below = 100 * reach["cap"], reach["below_ratio"]
+    assert f"rules out every plan within +{cap:.1f}% below {below:.3f}" in (
+        catalogue_table._cell_text(answer)
+    )
     assert not catalogue_table.add_out_of_reach(record, tmp_path, 5)  # once
 
 

@@ -98,7 +98,7 @@ def test_each_exception_names_its_kind():
     )
     assert cause(r, "0.33") == (
         "0.33x: 0.700 at +25.0%, missed, above 1.5x the floor (0.300); the bound rules"
-        " out every plan within the cap below 0.550 and nothing above 0.620"
+        " out every plan within +25.0% below 0.550 and nothing above 0.620"
     )
     below = answer(320, 250, 0.15, flops_ok=False, bound=0.0)
     r = record(answer(320, 500, 0.15), below)

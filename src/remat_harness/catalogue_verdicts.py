@@ -97,14 +97,18 @@ def milp_text(a: dict[str, Any]) -> str:
     return f"; MILP at this peak +{_pct(milp['extra_flops'])}{proven}"
 
 
-def _reach_words(a: dict[str, Any]) -> str:
+def reach_text(a: dict[str, Any]) -> str:
+    """What the bound rules out below an answer that missed by more than the
+    floor allows (catalogue_table.py's add_out_of_reach): the verdict's words
+    and the table cell's alike, or "" where it was not bisected."""
     reach = a.get("out_of_reach")
     if reach is None:
         return ""
     if reach["below_ratio"] <= 0:
         return "; the bound rules out nothing down to the budget"
+    plans = "every plan" if reach["cap"] is None else f"every plan within +{_pct(reach['cap'])}"
     return (
-        f"; the bound rules out every plan within the cap below {reach['below_ratio']:.3f}"
+        f"; the bound rules out {plans} below {reach['below_ratio']:.3f}"
         f" and nothing above {reach['open_ratio']:.3f}"
     )
 
@@ -119,7 +123,7 @@ def cause(record: Record, budget: str) -> str | None:
     head = f"{budget}x: {a['ratio']:.3f} at +{_pct(a['extra_flops'])}"
     floor = record["floor_bytes"] / max(record["before_bytes"], 1)
     if not a["memory_ok"]:
-        return f"{head}, missed, above 1.5x the floor ({floor:.3f}){_reach_words(a)}{milp_text(a)}"
+        return f"{head}, missed, above 1.5x the floor ({floor:.3f}){reach_text(a)}{milp_text(a)}"
     if a["flops_ok"] is not False:
         return None
     if a["met"]:
