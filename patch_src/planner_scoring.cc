@@ -164,14 +164,18 @@ bool CollectOperands(const PlannerState& state, int index, int slot,
     // on the way down: the chain would have one member more. Bounding by it
     // (not by the links kept, which grow only on the way back up) bounds the
     // depth of the search too.
-    const bool room =
-        static_cast<int>(search.in_chain.size()) + 1 <= search.max_members;
-    if (held_across && chains && !room) search.cut = true;
-    if (held_across && chains && room) {
+    if (held_across && chains) {
       // The operand may be a bitcast of the link (GPU HLO has one between
       // most fusions): the clone reads a bitcast of the link's clone.
       const int link = state.values().IndexOf(chosen);
-      if (link >= 0 && ChainLink(state, link, *search.reads)) {
+      const bool a_link = link >= 0 && ChainLink(state, link, *search.reads);
+      const bool room =
+          static_cast<int>(search.in_chain.size()) + 1 <= search.max_members;
+      // A link with no room is held across below: only there would a longer
+      // chain search differently (an operand that is no link is held either
+      // way, so a search again would only repeat this one).
+      if (a_link && !room) search.cut = true;
+      if (a_link && room) {
         if (search.in_chain.contains(link)) continue;
         const size_t chain_mark = search.chain.size();
         const size_t seen_mark = search.seen_log.size();
