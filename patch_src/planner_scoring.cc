@@ -371,27 +371,37 @@ int ReadableUntil(const PlannerState& state, int index, int late_slot) {
   return until;
 }
 
+// What FindChain found: the chain's members, the value last, and what the
+// clone frees; `found` false where no chain frees anything.
+struct FoundChain {
+  bool found = false;
+  bool cut = false;  // a link was held across for want of room for it
+  std::vector<int> members;
+  int64_t gain = 0;
+};
+
 // The links a clone of `index` at `run_at` rebuilds, at most `max_members`
-// with the value, and what it frees at `slot`: whether there is a chain that
-// frees anything (for `chains`, one with a link), and whether a link was held
-// across for want of room (`cut`).
-bool FindChain(const PlannerState& state, int index, int slot, int run_at,
-               bool chains, int max_members, int& horizon, ScoreReads& reads,
-               std::vector<int>& chain, int64_t& gain, bool& cut) {
+// with the value, and what it frees at `slot` (for `chains`, a chain with a
+// link).
+FoundChain FindChain(const PlannerState& state, int index, int slot, int run_at,
+                     bool chains, int max_members, int& horizon,
+                     ScoreReads& reads) {
   const int64_t size = state.liveness().Size(state.values()[index].buffer);
   ChainSearch& search = ChainSearch::Fresh(size, max_members, horizon, &reads);
   search.in_chain.insert(index);
   const bool clonable =
       CollectOperands(state, index, slot, run_at, chains, search);
   horizon = search.horizon;
-  cut = search.cut;
-  if (!clonable) return false;
-  if (chains && search.chain.empty()) return false;  // same as the plain move
-  gain = size - search.extension;
-  if (gain <= 0) return false;
-  chain = search.chain;
-  chain.push_back(index);
-  return true;
+  FoundChain found;
+  found.cut = search.cut;
+  if (!clonable) return found;
+  if (chains && search.chain.empty()) return found;  // same as the plain move
+  found.gain = size - search.extension;
+  if (found.gain <= 0) return found;
+  found.found = true;
+  found.members = search.chain;
+  found.members.push_back(index);
+  return found;
 }
 
 }  // namespace
@@ -408,29 +418,24 @@ bool EvaluateRecompute(const PlannerState& state, int index, int slot,
   if (run_at <= slot) return false;
   horizon = std::min(horizon, run_at);
   const PlannerConfig& config = state.config();
-  std::vector<int> chain;
-  int64_t gain = 0;
-  bool cut = false;
-  bool found =
-      FindChain(state, index, slot, run_at, chains, config.max_chain_length,
-                horizon, reads, chain, gain, cut);
-  if (!found && cut &&
+  FoundChain chain = FindChain(state, index, slot, run_at, chains,
+                               config.max_chain_length, horizon, reads);
+  if (!chain.found && chain.cut &&
       config.max_chain_length_when_cut > config.max_chain_length) {
-    found = FindChain(state, index, slot, run_at, chains,
-                      config.max_chain_length_when_cut, horizon, reads, chain,
-                      gain, cut);
+    chain = FindChain(state, index, slot, run_at, chains,
+                      config.max_chain_length_when_cut, horizon, reads);
   }
-  if (!found) return false;
+  if (!chain.found) return false;
   out = Candidate();
   out.kind = MoveKind::kRecompute;
   out.value = index;
   out.first_late = run_at;
-  out.gain = gain;
-  for (int member : chain) {
+  out.gain = chain.gain;
+  for (int member : chain.members) {
     out.cost += state.values()[member].cost;
     out.flops += state.values()[member].flops;
   }
-  out.chain = std::move(chain);
+  out.chain = std::move(chain.members);
   if (chains) AddCompanions(state, index, slot, out, horizon, reads);
   // `path`'s moves, single or chained; `standard` clones one value a move.
   if (state.config().siblings) {
