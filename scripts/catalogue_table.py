@@ -23,7 +23,7 @@ from pathlib import Path
 from rich.console import Console
 
 from remat_harness.catalogue import catalogue_names
-from remat_harness.catalogue_verdicts import milp_text, reach_text, verdict_markdown
+from remat_harness.catalogue_verdicts import milp_text, pct, reach_text, verdict_markdown
 from remat_harness.frontier import Frontier, answer_budget, run_frontier
 from remat_harness.gpu import parse_device
 from remat_harness.hlo_dump import DumpError, ModelSpec
@@ -202,10 +202,6 @@ def cell_answer(f: Frontier, nbytes: int, solved: BoundResult | None) -> dict:
     }
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def _bound_text(a: dict, below_floor: bool) -> str:
     if a["bound"] is not None:
         # The floor assumes every entry parameter live through the step; on
@@ -216,7 +212,7 @@ def _bound_text(a: dict, below_floor: bool) -> str:
         # lower bound, often far under the optimum (a 0% there proves
         # nothing; docs/measured.md, "Frontiers on other schedules").
         stopped = "" if a.get("bound_status") in (None, "Optimal") else " (stopped)"
-        return f"bound {_pct(a['bound'])}{stopped}{below}"
+        return f"bound {pct(a['bound'])}{stopped}{below}"
     return "impossible" if a.get("bound_status") == "Infeasible" else "bound not solved"
 
 
@@ -224,7 +220,7 @@ def _cell_text(a: dict, below_floor: bool = False) -> str:
     mark = "" if a["met"] else (" **missed**" if not a["memory_ok"] else " missed, ≤1.5× floor")
     flops = "" if a["flops_ok"] in (None, True) else " (over the FLOPs target)"
     return (
-        f"{a['ratio']:.3f}{mark}, +{_pct(a['extra_flops'])}{flops}, {_bound_text(a, below_floor)}"
+        f"{a['ratio']:.3f}{mark}, +{pct(a['extra_flops'])}{flops}, {_bound_text(a, below_floor)}"
         f"{milp_text(a)}{reach_text(a)}"
     )
 

@@ -39,7 +39,8 @@ def _device_name(device: str) -> str:
     return device.removeprefix("gpu:")
 
 
-def _pct(value: float) -> str:
+def pct(value: float) -> str:
+    """A share as the table and the verdicts print it: one decimal, in %."""
     return f"{100 * value:.1f}%"
 
 
@@ -82,7 +83,7 @@ def broken_promises(records: Sequence[Record], budgets: Sequence[str]) -> list[V
 
 def _bound_words(a: dict[str, Any]) -> str:
     stopped = "" if a.get("bound_status") in (None, "Optimal") else " (a stopped solve)"
-    return f"{_pct(a['bound'])}{stopped}"
+    return f"{pct(a['bound'])}{stopped}"
 
 
 def milp_text(a: dict[str, Any]) -> str:
@@ -94,7 +95,7 @@ def milp_text(a: dict[str, Any]) -> str:
     if milp["extra_flops"] is None:
         return f"; MILP at this peak: {milp['status'].lower()}"
     proven = "" if milp["optimal"] else " (not proven optimal)"
-    return f"; MILP at this peak +{_pct(milp['extra_flops'])}{proven}"
+    return f"; MILP at this peak +{pct(milp['extra_flops'])}{proven}"
 
 
 def reach_text(a: dict[str, Any]) -> str:
@@ -106,7 +107,7 @@ def reach_text(a: dict[str, Any]) -> str:
         return ""
     if reach["below_ratio"] <= 0:
         return "; the bound rules out nothing down to the budget"
-    plans = "every plan" if reach["cap"] is None else f"every plan within +{_pct(reach['cap'])}"
+    plans = "every plan" if reach["cap"] is None else f"every plan within +{pct(reach['cap'])}"
     return (
         f"; the bound rules out {plans} below {reach['below_ratio']:.3f}"
         f" and nothing above {reach['open_ratio']:.3f}"
@@ -120,7 +121,7 @@ def cause(record: Record, budget: str) -> str | None:
     a = record.get(budget)
     if not a:
         return None
-    head = f"{budget}x: {a['ratio']:.3f} at +{_pct(a['extra_flops'])}"
+    head = f"{budget}x: {a['ratio']:.3f} at +{pct(a['extra_flops'])}"
     floor = record["floor_bytes"] / max(record["before_bytes"], 1)
     if not a["memory_ok"]:
         return f"{head}, missed, above 1.5x the floor ({floor:.3f}){reach_text(a)}{milp_text(a)}"
